@@ -1,0 +1,91 @@
+"""The reference execution DAG: tool calls whose arguments may bind earlier outputs."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import networkx as nx
+from pydantic import Field, model_validator
+
+from abstaingen.model.common import JsonValue, Model
+
+
+class OutputRef(Model):
+    """An argument taken from an earlier node's output: `node`'s result at `path`."""
+
+    node: str
+    path: list[str | int] = Field(default_factory=list)
+
+    def resolve(self, outputs: dict[str, JsonValue]) -> JsonValue:
+        value = outputs[self.node]
+        for key in self.path:
+            if isinstance(key, int):
+                if not isinstance(value, list) or not -len(value) <= key < len(value):
+                    raise LookupError(f"{self.node}{self._where(key)}: no item {key}")
+                value = value[key]
+            else:
+                if not isinstance(value, dict) or key not in value:
+                    raise LookupError(f"{self.node}{self._where(key)}: no key {key!r}")
+                value = value[key]
+        return value
+
+    def _where(self, upto: str | int) -> str:
+        return "".join(f"[{k!r}]" for k in self.path[: self.path.index(upto)])
+
+
+class DagNode(Model):
+    id: str
+    tool: str
+    args: dict[str, JsonValue] = Field(default_factory=dict)
+    bindings: dict[str, OutputRef] = Field(default_factory=dict)
+    after: list[str] = Field(default_factory=list, description="control dependencies beyond data")
+
+    @model_validator(mode="after")
+    def _no_argument_twice(self) -> DagNode:
+        both = set(self.args) & set(self.bindings)
+        if both:
+            raise ValueError(f"node {self.id}: arguments both literal and bound: {sorted(both)}")
+        return self
+
+    def dependencies(self) -> set[str]:
+        return {ref.node for ref in self.bindings.values()} | set(self.after)
+
+    def resolve_args(self, outputs: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        return {**self.args, **{name: ref.resolve(outputs) for name, ref in self.bindings.items()}}
+
+
+class ExecutionDag(Model):
+    nodes: list[DagNode] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> ExecutionDag:
+        ids = [n.id for n in self.nodes]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"duplicate node ids in DAG: {ids}")
+        return self
+
+    @cached_property
+    def graph(self) -> nx.DiGraph:
+        graph = nx.DiGraph()
+        for node in self.nodes:
+            graph.add_node(node.id)
+        for node in self.nodes:
+            for dep in node.dependencies():
+                graph.add_edge(dep, node.id)
+        return graph
+
+    def node(self, node_id: str) -> DagNode:
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        raise KeyError(node_id)
+
+    def order(self) -> list[DagNode]:
+        """Nodes in a deterministic topological order (ties broken by listing order)."""
+        position = {n.id: i for i, n in enumerate(self.nodes)}
+        ids = nx.lexicographical_topological_sort(self.graph, key=position.__getitem__)
+        return [self.node(i) for i in ids]
+
+    def step_of(self, node_id: str) -> int:
+        """0-based position of a node in execution order."""
+        return [n.id for n in self.order()].index(node_id)

@@ -1,0 +1,33 @@
+"""The manifest of a published, immutable dataset version."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from abstaingen.model.common import Model
+
+
+class FunnelStage(Model):
+    stage: str
+    received: int
+    passed: int
+    rejected: dict[str, int] = Field(default_factory=dict, description="reason -> count")
+
+
+class ReleaseFile(Model):
+    path: str
+    sha256: str
+    bytes: int
+
+
+class Release(Model):
+    name: str
+    version: str
+    created_by: str
+    config_fingerprint: str
+    sandbox: str
+    counts: dict[str, dict[str, int]]  # by scenario / domain / phase / deliverable
+    total_pairs: int
+    funnel: list[FunnelStage]
+    cost_usd: float = 0.0
+    files: list[ReleaseFile] = Field(default_factory=list)

@@ -1,0 +1,3 @@
+"""The embedded, offline, seeded backend: domain blueprints with programmatic perturbations."""
+
+DOMAIN_NAMES: tuple[str, ...] = ("travel", "banking", "email")

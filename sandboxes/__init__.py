@@ -1,0 +1,1 @@
+"""sandboxes stages of abstaingen."""

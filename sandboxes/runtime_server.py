@@ -1,0 +1,217 @@
+"""Serve one environment bundle as an MCP server over stdio.
+
+This file is the only abstaingen code that runs inside a sandbox, next to the untrusted tool
+implementation. It therefore imports nothing from abstaingen: only the standard library, `mcp`
+and `jsonschema` (an `mcp` dependency), so it can be copied as-is into a container image.
+
+    python runtime_server.py BUNDLE_DIR [--overlay OVERLAY.json] [--record DIR]
+
+BUNDLE_DIR holds `environment.json` (tools, initial state) and `implementation.py`.
+
+Agents see the bundle's tools, minus hidden ones; broken tools always return their error. Graders
+additionally reach two control tools that are never listed and only answer when called with the
+token the grader put in ABSTAINGEN_CONTROL_TOKEN when it started the server:
+`_control_reset {token, overlay}` restores the initial state and applies a task overlay, and
+`_control_snapshot {token}` returns the execution log and the current state. With `--record DIR`
+the log and state are also written to DIR after every call, for graders of external clients.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import jsonschema
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+
+RESET_TOOL = "_control_reset"
+SNAPSHOT_TOOL = "_control_snapshot"
+
+
+def state_hash(state: Any) -> str:
+    return hashlib.sha256(canonical(state).encode()).hexdigest()
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def apply_patch(state: dict, patch: list[dict]) -> None:
+    for op in patch:
+        records = state.setdefault(op["collection"], [])
+        index = next((i for i, r in enumerate(records) if r.get("id") == op["record_id"]), None)
+        if op["op"] == "add":
+            if index is not None:
+                raise ValueError(f"patch adds {op['collection']}/{op['record_id']}, which exists")
+            records.append({"id": op["record_id"], **op.get("values", {})})
+        elif index is None:
+            raise ValueError(f"patch targets {op['collection']}/{op['record_id']}, which does not exist")
+        elif op["op"] == "set":
+            records[index].update(op.get("values", {}))
+        elif op["op"] == "remove":
+            del records[index]
+        else:
+            raise ValueError(f"unknown patch op {op['op']!r}")
+
+
+class Environment:
+    """The bundle's tools over a JSON state, with a task overlay and an execution log."""
+
+    def __init__(self, bundle_dir: Path):
+        spec = json.loads((bundle_dir / "environment.json").read_text())
+        self.tools: dict[str, dict] = {t["name"]: t for t in spec["tools"]}
+        self.initial_state: dict = spec["initial_state"]
+        self.handlers = self._load(bundle_dir / "implementation.py")
+        missing = sorted(set(self.tools) - set(self.handlers))
+        if missing:
+            raise SystemExit(f"implementation.py defines no handler for tools: {missing}")
+        self.reset({})
+
+    def _load(self, path: Path) -> dict:
+        namespace: dict[str, Any] = {"__name__": "implementation"}
+        exec(compile(path.read_text(), str(path), "exec"), namespace)  # inside the sandbox only
+        return {name: fn for name, fn in namespace.items() if callable(fn) and name in self.tools}
+
+    def reset(self, overlay: dict) -> None:
+        """Start a new episode; on a bad overlay, raise and keep the current episode."""
+        unknown = set(overlay.get("hidden_tools", [])) | {b["name"] for b in overlay.get("broken_tools", [])}
+        unknown -= set(self.tools)
+        if unknown:
+            raise ValueError(f"overlay names tools the environment does not have: {sorted(unknown)}")
+        state = copy.deepcopy(self.initial_state)
+        apply_patch(state, overlay.get("state_patch", []))
+        self.state = state
+        self.hidden = set(overlay.get("hidden_tools", []))
+        self.broken = {b["name"]: b["error"] for b in overlay.get("broken_tools", [])}
+        self.log: list[dict] = []
+        self.initial_hash = state_hash(self.state)
+
+    def visible_tools(self) -> list[dict]:
+        return [t for name, t in self.tools.items() if name not in self.hidden]
+
+    def call(self, name: str, args: dict) -> tuple[bool, Any]:
+        """Run one agent call; returns (ok, result or error message) and logs it."""
+        ok, value = self._dispatch(name, args)
+        self.log.append(
+            {
+                "step": len(self.log),
+                "tool": name,
+                "args": args,
+                "ok": ok,
+                "result": value if ok else None,
+                "error": None if ok else value,
+                "state_hash_after": state_hash(self.state),
+            }
+        )
+        return ok, value
+
+    def _dispatch(self, name: str, args: dict) -> tuple[bool, Any]:
+        if name not in self.tools or name in self.hidden:
+            return False, f"Unknown tool: {name}"
+        if name in self.broken:
+            return False, self.broken[name]
+        try:
+            jsonschema.validate(args, self.tools[name]["input_schema"])
+        except jsonschema.ValidationError as exc:
+            return False, f"Invalid arguments for {name}: {exc.message}"
+        before = copy.deepcopy(self.state)
+        try:
+            result = self.handlers[name](self.state, **args)
+            canonical(result)  # the result must be JSON
+        except ValueError as exc:
+            self.state = before
+            return False, str(exc)
+        except Exception as exc:  # a bug in the implementation: roll back, report, keep serving
+            self.state = before
+            return False, f"Internal error in {name}: {type(exc).__name__}: {exc}"
+        return True, result
+
+    def snapshot(self) -> dict:
+        return {
+            "log": self.log,
+            "initial_state_hash": self.initial_hash,
+            "final_state_hash": state_hash(self.state),
+            "final_state": self.state,
+        }
+
+
+def text_result(value: Any, is_error: bool = False) -> types.CallToolResult:
+    text = value if is_error else canonical(value)
+    structured = None if is_error else (value if isinstance(value, dict) else {"result": value})
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=structured, is_error=is_error
+    )
+
+
+def build_server(env: Environment, control_token: str, record_dir: Path | None) -> Server:
+    async def list_tools(ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=t["name"],
+                    description=t["description"],
+                    input_schema=t["input_schema"],
+                    annotations=types.ToolAnnotations(
+                        read_only_hint=t["kind"] != "commit",
+                        destructive_hint=t.get("irreversible", False) if t["kind"] == "commit" else None,
+                    ),
+                )
+                for t in env.visible_tools()
+            ]
+        )
+
+    async def call_tool(ctx, params) -> types.CallToolResult:
+        args = dict(params.arguments or {})
+        if params.name in (RESET_TOOL, SNAPSHOT_TOOL) and secrets.compare_digest(
+            str(args.pop("token", "")), control_token
+        ):
+            if params.name == RESET_TOOL:
+                try:
+                    env.reset(args.get("overlay", {}))
+                except ValueError as exc:
+                    return text_result(str(exc), is_error=True)
+                return text_result({"initial_state_hash": env.initial_hash})
+            return text_result(env.snapshot())
+        ok, value = env.call(params.name, args)
+        if record_dir is not None:
+            (record_dir / "snapshot.json").write_text(canonical(env.snapshot()))
+        return text_result(value, is_error=not ok)
+
+    return Server("abstaingen-environment", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("bundle_dir", type=Path)
+    parser.add_argument("--overlay", type=Path, help="task overlay JSON to apply at start")
+    parser.add_argument("--record", type=Path, help="write the execution log and state here after each call")
+    options = parser.parse_args(argv)
+
+    env = Environment(options.bundle_dir)
+    if options.overlay:
+        env.reset(json.loads(options.overlay.read_text()))
+    if options.record:
+        options.record.mkdir(parents=True, exist_ok=True)
+    # Without a token from the grader, nobody can reach the control tools.
+    token = os.environ.pop("ABSTAINGEN_CONTROL_TOKEN", "") or secrets.token_hex(16)
+    server = build_server(env, token, options.record)
+
+    async def serve() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(serve)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
