@@ -1,0 +1,314 @@
+"""The generation config (a TOML file) and seed instructions (a JSONL file).
+
+Config file shape; every section and key is optional:
+
+    [dataset]
+    name = "abstaingen-builtin"   # [a-z0-9][a-z0-9._-]*, the release folder's name
+    output_dir = "artifacts"       # relative paths resolve against the CURRENT WORKING DIRECTORY
+    seed = 7
+    [generation]
+    domains = ["travel", "banking", "email"]   # default: every builtin domain
+    variants_per_scenario = 1       # pairs per (domain, scenario) the builtin backend tries
+    seeds_file = "seeds.jsonl"      # relative paths resolve against the CONFIG FILE's folder
+    [backends]
+    default = "builtin"             # "builtin" | "llm"
+    judge = "llm"                   # optional per-stage override (see STAGES)
+    [sandbox]
+    backend = "local"
+
+Every problem a user can put in these files becomes an AbstaingenError with one line naming the
+file and the offending key (config) or line (seeds).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, StrictInt, StrictStr, ValidationError, field_validator
+
+from abstaingen.errors import AbstaingenError
+from abstaingen.model.common import Model, content_hash
+
+__all__ = [
+    "STAGES",
+    "BackendName",
+    "BackendsConfig",
+    "DatasetConfig",
+    "GenerateConfig",
+    "GenerationConfig",
+    "SandboxConfig",
+    "SeedInstruction",
+    "apply_overrides",
+    "load_config",
+    "load_seeds",
+]
+
+STAGES: tuple[str, ...] = ("capability", "environment", "task", "perturbation", "judge")
+BackendName = Literal["builtin", "llm"]
+
+_DATASET_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
+
+
+def known_domains() -> tuple[str, ...]:
+    # Imported late: the generators package is heavier than the config and must not load for --help.
+    from abstaingen.generators.builtin import DOMAIN_NAMES
+
+    return DOMAIN_NAMES
+
+
+def _check_domain(domain: str) -> str:
+    known = known_domains()
+    if domain not in known:
+        raise ValueError(f"unknown domain {domain!r} (known: {', '.join(known)})")
+    return domain
+
+
+class DatasetConfig(Model):
+    name: StrictStr = "abstaingen-builtin"
+    output_dir: Path = Field(default=Path("artifacts"), description="relative to the current working directory")
+    seed: StrictInt = Field(default=7, ge=0)
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, name: str) -> str:
+        if not _DATASET_NAME.match(name):
+            raise ValueError(
+                f"invalid dataset name {name!r}: use lowercase letters, digits, '.', '_' and '-', "
+                "starting with a letter or digit (at most 100 characters)"
+            )
+        return name
+
+
+class GenerationConfig(Model):
+    domains: tuple[StrictStr, ...] = Field(default_factory=lambda: tuple(known_domains()))
+    variants_per_scenario: StrictInt = Field(default=1, ge=1)
+    seeds_file: Path | None = Field(default=None, description="relative to the config file's folder")
+
+    @field_validator("domains")
+    @classmethod
+    def _known_unique_domains(cls, domains: tuple[str, ...]) -> tuple[str, ...]:
+        if not domains:
+            raise ValueError("at least one domain is needed")
+        for domain in domains:
+            _check_domain(domain)
+        repeated = sorted({d for d in domains if domains.count(d) > 1})
+        if repeated:
+            raise ValueError(f"domain {repeated[0]!r} is listed more than once")
+        return domains
+
+
+class BackendsConfig(Model):
+    default: BackendName = "builtin"
+    capability: BackendName | None = None
+    environment: BackendName | None = None
+    task: BackendName | None = None
+    perturbation: BackendName | None = None
+    judge: BackendName | None = None
+
+
+class SandboxConfig(Model):
+    backend: Literal["local"] = "local"  # docker and bwrap come later
+
+
+class GenerateConfig(Model):
+    dataset: DatasetConfig = Field(default_factory=DatasetConfig)
+    generation: GenerationConfig = Field(default_factory=GenerationConfig)
+    backends: BackendsConfig = Field(default_factory=BackendsConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+
+    def backend_for(self, stage: str) -> BackendName:
+        if stage not in STAGES:
+            raise ValueError(f"unknown stage {stage!r} (stages: {', '.join(STAGES)})")
+        override: BackendName | None = getattr(self.backends, stage)
+        return override or self.backends.default
+
+    def fingerprint(self, seeds: Sequence[SeedInstruction] = ()) -> str:
+        """sha256 of what determines the generated content: this config and the seeds' content.
+
+        Where files live (output_dir, the seeds file's path) is left out, so the same config
+        fingerprints the same on every machine; pass the seeds in use to account for their content.
+        """
+        settings = self.model_dump(
+            mode="json", exclude={"dataset": {"output_dir"}, "generation": {"seeds_file"}}
+        )
+        return content_hash({"config": settings, "seeds": [s.model_dump(mode="json") for s in seeds]})
+
+
+class SeedInstruction(Model):
+    instruction: Annotated[StrictStr, Field(min_length=1)]
+    domain: StrictStr | None = None
+
+    @field_validator("instruction")
+    @classmethod
+    def _not_blank(cls, instruction: str) -> str:
+        if not instruction.strip():
+            raise ValueError("must not be blank")
+        return instruction
+
+    @field_validator("domain")
+    @classmethod
+    def _known_domain(cls, domain: str | None) -> str | None:
+        return None if domain is None else _check_domain(domain)
+
+
+# --- loading -------------------------------------------------------------------------------------
+
+
+def load_config(path: Path | None) -> GenerateConfig:
+    """Read a TOML config; None gives the defaults. A relative seeds_file is taken from path's folder."""
+    if path is None:
+        return GenerateConfig()
+    data = _read_toml(path)
+    try:
+        config = GenerateConfig.model_validate(data)
+    except ValidationError as exc:
+        raise AbstaingenError(f"{path}: {_describe(exc, GenerateConfig)}") from None
+    seeds_file = config.generation.seeds_file
+    if seeds_file is not None and not seeds_file.is_absolute():
+        generation = config.generation.model_copy(update={"seeds_file": path.parent / seeds_file})
+        config = config.model_copy(update={"generation": generation})
+    return config
+
+
+def apply_overrides(
+    config: GenerateConfig,
+    *,
+    output_dir: Path | None = None,
+    domains: Sequence[str] | None = None,
+    seed: int | None = None,
+) -> GenerateConfig:
+    """The config with command-line values put in, validated like the file was."""
+    data = config.model_dump()
+    if output_dir is not None:
+        data["dataset"]["output_dir"] = output_dir
+    if domains is not None:
+        data["generation"]["domains"] = tuple(domains)
+    if seed is not None:
+        data["dataset"]["seed"] = seed
+    try:
+        return GenerateConfig.model_validate(data)
+    except ValidationError as exc:
+        raise AbstaingenError(_describe(exc, GenerateConfig, renames=_OPTION_FOR_KEY)) from None
+
+
+_OPTION_FOR_KEY = {"dataset.output_dir": "--output", "generation.domains": "--domains", "dataset.seed": "--seed"}
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise AbstaingenError(f"{path}: config file not found") from None
+    except OSError as exc:
+        raise AbstaingenError(f"{path}: cannot read config file: {exc.strerror or exc}") from None
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise AbstaingenError(f"{path}: config file is not UTF-8 text (byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise AbstaingenError(_describe_toml_error(path, exc)) from None
+
+
+def _describe_toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> str:
+    message = str(exc)
+    position = re.search(r"\s*\(at line (\d+), column (\d+)\)$", message)
+    if position:
+        reason = message[: position.start()]
+        return f"{path}:{position[1]}:{position[2]}: malformed TOML: {reason}"
+    return f"{path}: malformed TOML: {message}"
+
+
+def load_seeds(path: Path) -> list[SeedInstruction]:
+    """Read JSONL seeds: one object per line; blank lines and lines starting with '#' are skipped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AbstaingenError(f"{path}: seeds file not found") from None
+    except UnicodeDecodeError as exc:
+        raise AbstaingenError(f"{path}: seeds file is not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise AbstaingenError(f"{path}: cannot read seeds file: {exc.strerror or exc}") from None
+    seeds = [
+        _parse_seed_line(path, number, line)
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    if not seeds:
+        raise AbstaingenError(f"{path}: no seed instructions (the file has no JSON lines)")
+    return seeds
+
+
+def _parse_seed_line(path: Path, number: int, line: str) -> SeedInstruction:
+    where = f"{path}:{number}"
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise AbstaingenError(f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise AbstaingenError(f"{where}: expected a JSON object like {{\"instruction\": \"...\"}}, got {_json_kind(value)}")
+    try:
+        return SeedInstruction.model_validate(value)
+    except ValidationError as exc:
+        raise AbstaingenError(f"{where}: {_describe(exc, SeedInstruction)}") from None
+
+
+def _json_kind(value: object) -> str:
+    kinds = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return "null" if value is None else kinds.get(type(value), type(value).__name__)
+
+
+# --- turning pydantic errors into one line -------------------------------------------------------
+
+
+def _describe(error: ValidationError, root: type[BaseModel], renames: dict[str, str] | None = None) -> str:
+    """'key: problem' for every error, joined on one line."""
+    parts = []
+    for item in error.errors():
+        key = _dotted(item["loc"])
+        shown = (renames or {}).get(key, key)
+        parts.append(f"{shown}: {_problem(item, root)}" if shown else _problem(item, root))
+    return "; ".join(parts)
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _problem(item: Any, root: type[BaseModel]) -> str:
+    kind = item["type"]
+    if kind == "value_error":
+        return str(item["ctx"]["error"])
+    if kind == "missing":
+        return "required key is missing"
+    if kind == "extra_forbidden":
+        known = _known_keys(root, item["loc"][:-1])
+        return f"unknown key (known: {', '.join(known)})" if known else "unknown key"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"must be a table, got {_shown(item['input'])}"
+    message = item["msg"][:1].lower() + item["msg"][1:]
+    return f"{message} (got {_shown(item['input'])})"
+
+
+def _known_keys(root: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    model: Any = root
+    for part in loc:
+        field = model.model_fields.get(part) if isinstance(part, str) else None
+        model = field.annotation if field else None
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return []
+    return sorted(model.model_fields)
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, (dict, list, tuple)):
+        return _json_kind(list(value)) if not isinstance(value, dict) else "a table"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
