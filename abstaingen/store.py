@@ -1,0 +1,326 @@
+"""Artifacts on disk: environment bundle folders and immutable, versioned releases.
+
+A bundle folder is what the runtime serves:
+
+    <folder>/environment.json     the bundle without its implementation (pretty, sorted keys)
+    <folder>/implementation.py    the tool implementation source
+
+A release is published once and never changed:
+
+    <output_dir>/<name>/<version>/pairs.jsonl                 one TaskPair per line
+    <output_dir>/<name>/<version>/environments/<env_id>/      one bundle folder per environment
+    <output_dir>/<name>/<version>/manifest.json               the Release, listing every other file
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from abstaingen.errors import AbstaingenError
+from abstaingen.model import EnvironmentBundle, Release, ReleaseFile, TaskPair
+
+__all__ = [
+    "ENVIRONMENT_FILE",
+    "IMPLEMENTATION_FILE",
+    "MANIFEST_FILE",
+    "PAIRS_FILE",
+    "counts_for",
+    "existing_versions",
+    "load_release",
+    "publish_release",
+    "read_bundle",
+    "read_pairs",
+    "release_folder",
+    "verify_release",
+    "write_bundle",
+]
+
+ENVIRONMENT_FILE = "environment.json"
+IMPLEMENTATION_FILE = "implementation.py"
+PAIRS_FILE = "pairs.jsonl"
+MANIFEST_FILE = "manifest.json"
+ENVIRONMENTS_DIR = "environments"
+
+_VERSION = re.compile(r"^v([1-9][0-9]*)$")
+# Names that become folder names must not be able to climb out of the release or hide as dotfiles.
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_MAX_VERSION_ATTEMPTS = 1000
+
+
+# --- bundles -------------------------------------------------------------------------------------
+
+
+def write_bundle(bundle: EnvironmentBundle, folder: Path) -> None:
+    _require_safe_name(bundle.env_id, "env_id")
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = bundle.model_dump(mode="json", exclude={"implementation"})
+    _write_text(folder / ENVIRONMENT_FILE, json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    _write_text(folder / IMPLEMENTATION_FILE, bundle.implementation)
+
+
+def read_bundle(folder: Path) -> EnvironmentBundle:
+    if not folder.is_dir():
+        raise AbstaingenError(f"{folder}: not a bundle folder (no such directory)")
+    spec_path, source_path = folder / ENVIRONMENT_FILE, folder / IMPLEMENTATION_FILE
+    for required in (spec_path, source_path):
+        if not required.is_file():
+            raise AbstaingenError(f"{folder}: not a bundle folder ({required.name} is missing)")
+    spec = _read_json(spec_path)
+    if not isinstance(spec, dict):
+        raise AbstaingenError(f"{spec_path}: expected a JSON object")
+    try:
+        return EnvironmentBundle.model_validate({**spec, "implementation": _read_text(source_path)})
+    except ValidationError as exc:
+        raise AbstaingenError(f"{spec_path}: invalid environment: {_first_error(exc)}") from None
+
+
+# --- pairs ---------------------------------------------------------------------------------------
+
+
+def read_pairs(path: Path) -> list[TaskPair]:
+    """TaskPairs from a JSONL file (blank lines skipped); errors name the line."""
+    pairs = []
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            pairs.append(TaskPair.model_validate_json(line))
+        except ValidationError as exc:
+            raise AbstaingenError(f"{path}:{number}: invalid task pair: {_first_error(exc)}") from None
+    return pairs
+
+
+def counts_for(pairs: Iterable[TaskPair]) -> dict[str, dict[str, int]]:
+    """How many pairs per scenario, domain, phase and (act side) deliverable, keys sorted."""
+    tallies: dict[str, Counter[str]] = {k: Counter() for k in ("scenario", "domain", "phase", "deliverable")}
+    for pair in pairs:
+        tallies["scenario"][str(pair.scenario)] += 1
+        tallies["domain"][pair.domain] += 1
+        tallies["phase"][str(pair.perturbation.phase)] += 1
+        tallies["deliverable"][str(pair.act.deliverable)] += 1
+    return {kind: dict(sorted(tally.items())) for kind, tally in tallies.items()}
+
+
+# --- releases ------------------------------------------------------------------------------------
+
+
+def release_folder(output_dir: Path, name: str, version: str) -> Path:
+    return output_dir / name / version
+
+
+def existing_versions(dataset_dir: Path) -> list[int]:
+    """Published version numbers under <output_dir>/<name>, ascending."""
+    if not dataset_dir.is_dir():
+        return []
+    return sorted(int(m[1]) for p in dataset_dir.iterdir() if (m := _VERSION.match(p.name)))
+
+
+def publish_release(
+    output_dir: Path,
+    release: Release,
+    pairs: Sequence[TaskPair],
+    bundles: Sequence[EnvironmentBundle],
+) -> Release:
+    """Write a new version of the dataset `release.name` and return its manifest.
+
+    The caller's `version`, `files`, `counts` and `total_pairs` are replaced by what was written.
+    Everything is staged in a hidden folder next to the versions and renamed into place in one step,
+    so a version folder is either complete or absent; an existing version is never touched.
+    """
+    _require_safe_name(release.name, "release name")
+    bundles_by_env = _bundles_by_env(bundles)
+    _require_environments_for(pairs, bundles_by_env)
+
+    dataset_dir = output_dir / release.name
+    dataset_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=dataset_dir))
+    try:
+        _write_text(staging / PAIRS_FILE, "".join(pair.model_dump_json() + "\n" for pair in pairs))
+        for env_id, bundle in sorted(bundles_by_env.items()):
+            write_bundle(bundle, staging / ENVIRONMENTS_DIR / env_id)
+        content = release.model_copy(
+            update={"files": _file_list(staging), "counts": counts_for(pairs), "total_pairs": len(pairs)}
+        )
+        return _move_into_next_version(staging, dataset_dir, content)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _move_into_next_version(staging: Path, dataset_dir: Path, content: Release) -> Release:
+    number = max(existing_versions(dataset_dir), default=0) + 1
+    for _ in range(_MAX_VERSION_ATTEMPTS):
+        published = content.model_copy(update={"version": f"v{number}"})
+        _write_text(staging / MANIFEST_FILE, _manifest_json(published))
+        _fsync_dir(staging)
+        target = dataset_dir / published.version
+        # rename(2) silently replaces an EMPTY directory, so a folder someone created is skipped first.
+        if not os.path.lexists(target):
+            try:
+                os.rename(staging, target)
+            except OSError as exc:
+                if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR):
+                    raise
+            else:
+                _fsync_dir(dataset_dir)
+                return published
+        number += 1  # another publisher took this version meanwhile
+    raise AbstaingenError(f"{dataset_dir}: could not find a free version folder")
+
+
+def load_release(folder: Path) -> tuple[Release, list[TaskPair]]:
+    manifest = _read_manifest(folder)
+    return manifest, read_pairs(folder / PAIRS_FILE)
+
+
+def verify_release(folder: Path) -> list[str]:
+    """Problems with a published release (empty when intact): missing, changed or unlisted files."""
+    try:
+        manifest = _read_manifest(folder)
+    except AbstaingenError as exc:
+        return [str(exc)]
+    problems = []
+    listed = {f.path for f in manifest.files}
+    for entry in manifest.files:
+        path = folder / entry.path
+        if not path.is_file():
+            problems.append(f"{entry.path}: missing")
+        elif (actual := _sha256(path)) != entry.sha256:
+            problems.append(f"{entry.path}: sha256 {actual} does not match the manifest's {entry.sha256}")
+        elif (size := path.stat().st_size) != entry.bytes:
+            problems.append(f"{entry.path}: {size} bytes, the manifest says {entry.bytes}")
+    for extra in sorted(set(_relative_files(folder)) - listed - {MANIFEST_FILE}):
+        problems.append(f"{extra}: not listed in the manifest")
+    if (folder_name := folder.resolve().name) != manifest.version:
+        problems.append(f"{MANIFEST_FILE}: version {manifest.version!r} but the folder is {folder_name!r}")
+    if not problems:
+        problems += _pair_problems(folder, manifest)
+    return problems
+
+
+def _pair_problems(folder: Path, manifest: Release) -> list[str]:
+    try:
+        pairs = read_pairs(folder / PAIRS_FILE)
+    except AbstaingenError as exc:
+        return [str(exc)]
+    problems = []
+    if len(pairs) != manifest.total_pairs:
+        problems.append(f"{PAIRS_FILE}: {len(pairs)} pairs, the manifest says {manifest.total_pairs}")
+    if counts_for(pairs) != manifest.counts:
+        problems.append(f"{MANIFEST_FILE}: counts do not match {PAIRS_FILE}")
+    return problems
+
+
+def _read_manifest(folder: Path) -> Release:
+    if not folder.is_dir():
+        raise AbstaingenError(f"{folder}: no such release folder")
+    path = folder / MANIFEST_FILE
+    if not path.is_file():
+        raise AbstaingenError(f"{folder}: not a release ({MANIFEST_FILE} is missing)")
+    try:
+        return Release.model_validate(_read_json(path))
+    except ValidationError as exc:
+        raise AbstaingenError(f"{path}: invalid manifest: {_first_error(exc)}") from None
+
+
+def _manifest_json(release: Release) -> str:
+    return json.dumps(release.model_dump(mode="json"), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _bundles_by_env(bundles: Sequence[EnvironmentBundle]) -> dict[str, EnvironmentBundle]:
+    by_env: dict[str, EnvironmentBundle] = {}
+    for bundle in bundles:
+        _require_safe_name(bundle.env_id, "env_id")
+        known = by_env.setdefault(bundle.env_id, bundle)
+        if known.content_hash != bundle.content_hash:
+            raise ValueError(f"two different environments share env_id {bundle.env_id!r}")
+    return by_env
+
+
+def _require_environments_for(pairs: Sequence[TaskPair], bundles: dict[str, EnvironmentBundle]) -> None:
+    used = {variant.env_id for pair in pairs for variant in (pair.act, pair.abstain)}
+    missing = sorted(used - set(bundles))
+    if missing:
+        raise ValueError(f"pairs use environments that are not in the release: {missing}")
+
+
+def _file_list(folder: Path) -> list[ReleaseFile]:
+    return [
+        ReleaseFile(path=relative, sha256=_sha256(folder / relative), bytes=(folder / relative).stat().st_size)
+        for relative in _relative_files(folder)
+        if relative != MANIFEST_FILE
+    ]
+
+
+def _relative_files(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _require_safe_name(name: str, what: str) -> None:
+    if not _SAFE_NAME.match(name):
+        raise ValueError(f"{what} {name!r} cannot be used as a folder name")
+
+
+# --- small file helpers --------------------------------------------------------------------------
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write UTF-8 exactly as given (no newline translation) and flush it to disk."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as stream:
+        stream.write(text)
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        with path.open(encoding="utf-8", newline="") as stream:
+            return stream.read()
+    except FileNotFoundError:
+        raise AbstaingenError(f"{path}: file not found") from None
+    except UnicodeDecodeError as exc:
+        raise AbstaingenError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise AbstaingenError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(_read_text(path))
+    except json.JSONDecodeError as exc:
+        raise AbstaingenError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{more}" if where else f"{first['msg']}{more}"

@@ -1,0 +1,108 @@
+"""Shared fixtures: one tiny environment and a valid pair that runs in it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from abstaingen.model import (
+    DagNode,
+    EnvironmentBundle,
+    ExecutionDag,
+    Perturbation,
+    Provenance,
+    StateAssertion,
+    TaskOverlay,
+    TaskPair,
+    TaskVariant,
+    ToolSpec,
+)
+from abstaingen.model.perturbation import MissingCapabilityWitness
+
+TINY_IMPLEMENTATION = '''\
+def find_booking(state, booking_id):
+    for booking in state["bookings"]:
+        if booking["id"] == booking_id:
+            return booking
+    raise ValueError(f"no booking {booking_id}")
+
+
+def cancel_booking(state, booking_id):
+    booking = find_booking(state, booking_id)
+    booking["status"] = "cancelled"
+    return {"id": booking_id, "status": "cancelled"}
+'''
+
+
+@pytest.fixture
+def tiny_bundle() -> EnvironmentBundle:
+    booking_id = {"type": "object", "properties": {"booking_id": {"type": "string"}}, "required": ["booking_id"]}
+    return EnvironmentBundle(
+        env_id="travel-tiny",
+        domain="travel",
+        description="Look up and cancel bookings.",
+        tools=[
+            ToolSpec(name="find_booking", description="Find a booking by id.", kind="lookup", input_schema=booking_id),
+            ToolSpec(
+                name="cancel_booking",
+                description="Cancel a booking.",
+                kind="commit",
+                input_schema=booking_id,
+                irreversible=True,
+                effect="bookings.status",
+            ),
+        ],
+        state_schema={"type": "object"},
+        initial_state={"bookings": [{"id": "B1", "status": "confirmed", "city": "Zürich"}]},
+        implementation=TINY_IMPLEMENTATION,
+    )
+
+
+@pytest.fixture
+def make_pair(tiny_bundle: EnvironmentBundle) -> Callable[..., TaskPair]:
+    """A valid S5 pair in tiny_bundle; `number` makes ids unique."""
+
+    def build(number: int = 1, domain: str = "travel", env_id: str | None = None) -> TaskPair:
+        env = env_id or tiny_bundle.env_id
+        cancel = DagNode(id="cancel", tool="cancel_booking", args={"booking_id": "B1"})
+        act = TaskVariant(
+            task_id=f"t{number}-act",
+            task_type="act",
+            env_id=env,
+            instruction="Cancel booking B1.",
+            system_prompt="You are a travel assistant.",
+            deliverable="op",
+            reference_dag=ExecutionDag(nodes=[cancel]),
+            critical_actions=["cancel"],
+            final_state=[StateAssertion(collection="bookings", record_id="B1", field="status", equals="cancelled")],
+        )
+        abstain = act.model_copy(
+            update={
+                "task_id": f"t{number}-abstain",
+                "task_type": "abstain",
+                "overlay": TaskOverlay(hidden_tools=["cancel_booking"]),
+                "reference_dag": ExecutionDag(),
+                "final_state": [],
+                "abstention_trigger": "no tool can cancel a booking",
+                "earliest_abstain_step": 0,
+                "good_reply": "I cannot cancel bookings with the tools I have.",
+            }
+        )
+        return TaskPair(
+            pair_id=f"pair-{number}",
+            domain=domain,
+            scenario="S5",
+            act=act,
+            abstain=TaskVariant.model_validate(abstain.model_dump()),
+            perturbation=Perturbation(
+                scenario="S5",
+                phase="pre_execution",
+                dimension="tool_availability",
+                description="the cancel tool is hidden",
+                witness=MissingCapabilityWitness(hidden_tool="cancel_booking", effect="bookings.status"),
+            ),
+            provenance=Provenance(backend={"task": "builtin"}, seed=7, code_version="test"),
+        )
+
+    return build
