@@ -62,10 +62,13 @@ class TaskVariant(Model):
         default_factory=ExecutionDag,
         description="act side: the solution; abstain side: the calls a careful agent makes up to w",
     )
-    critical_actions: list[str] = Field(default_factory=list, description="ids of commit nodes in the act DAG")
+    critical_actions: list[str] = Field(
+        default_factory=list,
+        description="commit tools whose successful call is the deliverable (act) or is acting anyway (abstain)",
+    )
     final_state: list[StateAssertion] = Field(default_factory=list)
     expected_answer: list[str] = Field(
-        default_factory=list, description="info act side: strings a correct reply contains"
+        default_factory=list, description="info act side: a correct reply contains one of these forms"
     )
     # abstain side only
     abstention_trigger: str | None = None

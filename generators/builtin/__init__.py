@@ -1,3 +1,5 @@
 """The embedded, offline, seeded backend: domain blueprints with programmatic perturbations."""
 
-DOMAIN_NAMES: tuple[str, ...] = ("travel", "banking", "email")
+from abstaingen.generators.builtin.domains import DOMAINS
+
+DOMAIN_NAMES: tuple[str, ...] = tuple(DOMAINS)

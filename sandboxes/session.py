@@ -1,0 +1,104 @@
+"""The grader's side of a sandbox: an MCP client session to one environment's runtime server."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import tempfile
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from mcp import ClientSession
+from mcp.client.stdio import stdio_client
+
+from abstaingen.errors import AbstaingenError
+from abstaingen.model import JsonValue, TaskOverlay, ToolCallRecord, Trace
+from abstaingen.model.common import Model
+from abstaingen.sandboxes.backends import SandboxBackend
+
+RESET_TOOL = "_control_reset"
+SNAPSHOT_TOOL = "_control_snapshot"
+
+
+class CallOutcome(Model):
+    ok: bool
+    result: JsonValue = None
+    error: str | None = None
+
+
+class SandboxError(AbstaingenError):
+    """The sandbox could not start or stopped answering."""
+
+
+class SandboxSession:
+    """One running environment server. Many episodes can run in it: `reset` starts a fresh one.
+
+    The control token never leaves this object, so only the grader can reset or snapshot.
+    """
+
+    def __init__(self, bundle_dir: Path, backend: SandboxBackend, timeout_s: float = 30.0):
+        self.bundle_dir = bundle_dir
+        self.backend = backend
+        self.timeout_s = timeout_s
+        self._token = secrets.token_hex(16)
+        self._stack = AsyncExitStack()
+        self._session: ClientSession | None = None
+        self._errlog = tempfile.TemporaryFile(mode="w+")
+
+    async def __aenter__(self) -> SandboxSession:
+        params = self.backend.server_parameters(self.bundle_dir, {"ABSTAINGEN_CONTROL_TOKEN": self._token})
+        try:
+            read, write = await self._stack.enter_async_context(stdio_client(params, errlog=self._errlog))
+            session = ClientSession(read, write, read_timeout_seconds=self.timeout_s)
+            self._session = await self._stack.enter_async_context(session)
+            await self._session.initialize()
+        except Exception as exc:
+            await self._stack.aclose()
+            raise SandboxError(f"sandbox for {self.bundle_dir.name} did not start: {exc}{self._stderr_tail()}") from exc
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self._stack.aclose()
+        self._errlog.close()
+
+    def _stderr_tail(self) -> str:
+        self._errlog.seek(0)
+        tail = self._errlog.read()[-2000:].strip()
+        return f"\nserver stderr:\n{tail}" if tail else ""
+
+    @property
+    def session(self) -> ClientSession:
+        if self._session is None:
+            raise RuntimeError("SandboxSession used outside 'async with'")
+        return self._session
+
+    async def list_tools(self) -> list[types.Tool]:
+        return (await self.session.list_tools()).tools
+
+    async def call(self, tool: str, args: dict[str, JsonValue]) -> CallOutcome:
+        result = await self.session.call_tool(tool, args)
+        text = "".join(c.text for c in result.content if isinstance(c, types.TextContent))
+        if result.is_error:
+            return CallOutcome(ok=False, error=text)
+        return CallOutcome(ok=True, result=json.loads(text))
+
+    async def reset(self, overlay: TaskOverlay | None = None) -> None:
+        overlay_json = (overlay or TaskOverlay()).model_dump(mode="json")
+        outcome = await self.call(RESET_TOOL, {"token": self._token, "overlay": overlay_json})
+        if not outcome.ok:
+            raise SandboxError(f"could not apply task overlay in {self.bundle_dir.name}: {outcome.error}")
+
+    async def snapshot(self, env_id: str) -> Trace:
+        outcome = await self.call(SNAPSHOT_TOOL, {"token": self._token})
+        if not outcome.ok or not isinstance(outcome.result, dict):
+            raise SandboxError(f"no snapshot from {self.bundle_dir.name}: {outcome.error}")
+        snap = outcome.result
+        return Trace(
+            env_id=env_id,
+            calls=[ToolCallRecord.model_validate(c) for c in snap["log"]],
+            initial_state_hash=snap["initial_state_hash"],
+            final_state_hash=snap["final_state_hash"],
+            final_state=snap["final_state"],
+        )
