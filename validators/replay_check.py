@@ -1,0 +1,55 @@
+"""Layer 3: positive replay. The act side's reference DAG ran in the sandbox; judge its traces."""
+
+from __future__ import annotations
+
+from abstaingen.model import CheckResult, JsonValue, StateAssertion, TaskVariant
+from abstaingen.sandboxes.replay import ReplayResult
+
+
+def _field(state: dict[str, JsonValue], assertion: StateAssertion) -> JsonValue:
+    records = state.get(assertion.collection)
+    if not isinstance(records, list):
+        raise LookupError(f"no collection {assertion.collection}")
+    for record in records:
+        if isinstance(record, dict) and record.get("id") == assertion.record_id:
+            if assertion.field not in record:
+                raise LookupError(f"{assertion.collection}/{assertion.record_id} has no field {assertion.field}")
+            return record[assertion.field]
+    raise LookupError(f"no record {assertion.collection}/{assertion.record_id}")
+
+
+def failed_assertions(state: dict[str, JsonValue], assertions: list[StateAssertion]) -> list[str]:
+    problems = []
+    for a in assertions:
+        try:
+            actual = _field(state, a)
+        except LookupError as exc:
+            problems.append(str(exc))
+            continue
+        if actual != a.equals:
+            problems.append(f"{a.collection}/{a.record_id}.{a.field} is {actual!r}, expected {a.equals!r}")
+    return problems
+
+
+def check_positive_replay(act: TaskVariant, runs: list[ReplayResult]) -> list[CheckResult]:
+    """Every step succeeds, the final state meets the assertions, and every run has the same trace hash."""
+    if not runs:
+        return [CheckResult(name="replay_steps", passed=False, detail="the act side was never replayed")]
+    first = runs[0]
+    steps = CheckResult(
+        name="replay_steps",
+        passed=first.completed and len(first.trace.calls) == len(act.reference_dag.nodes),
+        detail="ok" if first.completed else f"step {first.failed_node}: {first.failure}",
+    )
+    problems = failed_assertions(first.trace.final_state, act.final_state)
+    if act.final_state and first.trace.final_state_hash == first.trace.initial_state_hash:
+        problems.append("the op task left the state unchanged")
+    final = CheckResult(name="replay_final_state", passed=not problems, detail="; ".join(problems) or "ok")
+    hashes = sorted({r.trace.trace_hash for r in runs})
+    deterministic = CheckResult(
+        name="replay_deterministic",
+        passed=len(runs) >= 2 and len(hashes) == 1,
+        detail=f"{len(runs)} runs, trace hash {hashes[0][:16]}" if len(hashes) == 1
+        else f"{len(runs)} runs gave {len(hashes)} different trace hashes",
+    )
+    return [steps, final, deterministic]

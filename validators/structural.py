@@ -1,0 +1,159 @@
+"""Layer 1: structural checks. Cheap, no execution; each returns one CheckResult."""
+
+from __future__ import annotations
+
+import jsonschema
+import networkx as nx
+
+from abstaingen.model import (
+    SCENARIOS,
+    CheckResult,
+    Deliverable,
+    Dimension,
+    EnvironmentBundle,
+    Phase,
+    TaskPair,
+    TaskVariant,
+    ToolKind,
+)
+from abstaingen.model.perturbation import WITNESS_FOR_SCENARIO
+
+
+def _result(name: str, problems: list[str]) -> CheckResult:
+    return CheckResult(name=name, passed=not problems, detail="; ".join(problems) if problems else "ok")
+
+
+def check_dag_acyclic(pair: TaskPair) -> CheckResult:
+    problems = []
+    for variant in (pair.act, pair.abstain):
+        dag = variant.reference_dag
+        dangling = {dep for n in dag.nodes for dep in n.dependencies()} - {n.id for n in dag.nodes}
+        if dangling:
+            problems.append(f"{variant.task_type}: depends on unknown nodes {sorted(dangling)}")
+        elif not nx.is_directed_acyclic_graph(dag.graph):
+            problems.append(f"{variant.task_type}: reference DAG has a cycle {nx.find_cycle(dag.graph)}")
+    return _result("dag_acyclic", problems)
+
+
+def check_tool_arguments(pair: TaskPair, bundle: EnvironmentBundle) -> CheckResult:
+    """Every DAG node names a tool of the environment and its literal arguments fit the input schema."""
+    problems = []
+    for variant in (pair.act, pair.abstain):
+        for node in variant.reference_dag.nodes:
+            if not bundle.has_tool(node.tool):
+                problems.append(f"{variant.task_type}/{node.id}: unknown tool {node.tool}")
+                continue
+            schema = bundle.tool(node.tool).input_schema
+            # Bound arguments are only known at run time: check them as present, literal ones fully.
+            placeholder = {name: _placeholder(schema, name) for name in node.bindings}
+            try:
+                jsonschema.validate({**node.args, **placeholder}, schema)
+            except jsonschema.ValidationError as exc:
+                problems.append(f"{variant.task_type}/{node.id}: {node.tool} arguments: {exc.message}")
+            unknown = set(node.bindings) - set(schema.get("properties", {}))  # type: ignore[arg-type]
+            if unknown:
+                problems.append(f"{variant.task_type}/{node.id}: binds unknown arguments {sorted(unknown)}")
+    return _result("tool_arguments", problems)
+
+
+def _placeholder(schema: dict, name: str):
+    kind = schema.get("properties", {}).get(name, {}).get("type")
+    return {"string": "x", "number": 1, "integer": 1, "boolean": True, "array": [], "object": {}}.get(kind, "x")
+
+
+def check_critical_actions(pair: TaskPair, bundle: EnvironmentBundle) -> CheckResult:
+    problems = []
+    for variant in (pair.act, pair.abstain):
+        for name in variant.critical_actions:
+            if not bundle.has_tool(name):
+                problems.append(f"{variant.task_type}: critical action {name} is not a tool")
+            elif bundle.tool(name).kind != ToolKind.COMMIT:
+                problems.append(f"{variant.task_type}: critical action {name} is a {bundle.tool(name).kind} tool")
+    act_tools = {n.tool for n in pair.act.reference_dag.nodes}
+    missing = set(pair.act.critical_actions) - act_tools
+    if missing:
+        problems.append(f"act: critical actions not in the reference DAG: {sorted(missing)}")
+    return _result("critical_actions", problems)
+
+
+def check_deliverable(pair: TaskPair, bundle: EnvironmentBundle) -> CheckResult:
+    """op tasks change state through critical commits; info tasks answer and commit nothing."""
+    problems = []
+    if pair.act.deliverable != pair.abstain.deliverable:
+        problems.append("act and abstain sides have different deliverables")
+    for variant in (pair.act, pair.abstain):
+        commits = [n.tool for n in variant.reference_dag.nodes
+                   if bundle.has_tool(n.tool) and bundle.tool(n.tool).kind == ToolKind.COMMIT]
+        if variant.deliverable == Deliverable.INFO:
+            if commits:
+                problems.append(f"{variant.task_type}: info task calls commit tools {commits}")
+            if variant.critical_actions:
+                problems.append(f"{variant.task_type}: info task has critical actions")
+    act = pair.act
+    if act.deliverable == Deliverable.OP and not (act.critical_actions and act.final_state):
+        problems.append("act: op task needs critical actions and final-state assertions")
+    if act.deliverable == Deliverable.INFO and not act.expected_answer:
+        problems.append("act: info task needs an expected answer")
+    if not pair.abstain.critical_actions and pair.abstain.deliverable == Deliverable.OP:
+        problems.append("abstain: op task must name the critical actions it must not take")
+    return _result("deliverable_consistent", problems)
+
+
+def changed_dimensions(act: TaskVariant, abstain: TaskVariant) -> set[Dimension]:
+    changed = set()
+    if act.instruction != abstain.instruction:
+        changed.add(Dimension.INSTRUCTION)
+    if act.overlay.state_patch != abstain.overlay.state_patch:
+        changed.add(Dimension.ENV_STATE)
+    if act.overlay.hidden_tools != abstain.overlay.hidden_tools:
+        changed.add(Dimension.TOOL_AVAILABILITY)
+    if act.overlay.broken_tools != abstain.overlay.broken_tools:
+        changed.add(Dimension.TOOL_BEHAVIOR)
+    return changed
+
+
+def check_single_perturbation(pair: TaskPair) -> CheckResult:
+    """T+ and T- differ in exactly the one dimension the scenario perturbs, and share everything else."""
+    problems = []
+    expected = SCENARIOS[pair.perturbation.scenario]
+    if pair.scenario != expected.scenario.value:
+        problems.append(f"pair says {pair.scenario} but perturbation says {expected.scenario.value}")
+    if (pair.perturbation.phase, pair.perturbation.dimension) != (expected.phase, expected.dimension):
+        problems.append(f"{expected.scenario.value} is {expected.phase}/{expected.dimension}, "
+                        f"got {pair.perturbation.phase}/{pair.perturbation.dimension}")
+    if pair.perturbation.witness.kind != WITNESS_FOR_SCENARIO[expected.scenario]:
+        problems.append(f"{expected.scenario.value} needs a {WITNESS_FOR_SCENARIO[expected.scenario]} witness")
+    changed = changed_dimensions(pair.act, pair.abstain)
+    if changed != {expected.dimension}:
+        problems.append(f"T+ and T- differ in {sorted(changed) or 'nothing'}, expected only {expected.dimension}")
+    for attr in ("env_id", "system_prompt"):
+        if getattr(pair.act, attr) != getattr(pair.abstain, attr):
+            problems.append(f"T+ and T- differ in {attr}")
+    return _result("single_perturbation", problems)
+
+
+def check_abstain_labels(pair: TaskPair) -> CheckResult:
+    """w is 0 for instruction-detectable scenarios and right after the revealing call for runtime ones."""
+    problems = []
+    abstain = pair.abstain
+    calls = len(abstain.reference_dag.nodes)
+    phase = SCENARIOS[pair.perturbation.scenario].phase
+    if phase == Phase.PRE_EXECUTION and abstain.earliest_abstain_step != 0:
+        problems.append(f"pre-execution scenario with earliest_abstain_step {abstain.earliest_abstain_step}")
+    if phase == Phase.RUNTIME and abstain.earliest_abstain_step != calls:
+        problems.append(f"runtime scenario: earliest_abstain_step {abstain.earliest_abstain_step} "
+                        f"but the evidence arrives after call {calls}")
+    if pair.perturbation.scenario.value in ("S1", "S2") and not abstain.clarification:
+        problems.append("S1/S2 abstain task needs the clarification a user would give")
+    return _result("abstain_labels", problems)
+
+
+def structural_checks(pair: TaskPair, bundle: EnvironmentBundle) -> list[CheckResult]:
+    return [
+        check_dag_acyclic(pair),
+        check_tool_arguments(pair, bundle),
+        check_critical_actions(pair, bundle),
+        check_deliverable(pair, bundle),
+        check_single_perturbation(pair),
+        check_abstain_labels(pair),
+    ]
