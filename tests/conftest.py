@@ -74,7 +74,7 @@ def make_pair(tiny_bundle: EnvironmentBundle) -> Callable[..., TaskPair]:
             system_prompt="You are a travel assistant.",
             deliverable="op",
             reference_dag=ExecutionDag(nodes=[cancel]),
-            critical_actions=["cancel"],
+            critical_actions=["cancel_booking"],
             final_state=[StateAssertion(collection="bookings", record_id="B1", field="status", equals="cancelled")],
         )
         abstain = act.model_copy(

@@ -1,0 +1,186 @@
+"""The `abstaingen` command line.
+
+    abstaingen generate [--config PATH] [--seeds PATH] [--output DIR] [--domains a,b] [--seed N]
+    abstaingen env serve BUNDLE_DIR [--task PAIRS_JSONL --task-id ID] [--record DIR]
+    abstaingen release verify RELEASE_DIR
+
+User errors end in one `abstaingen: error: ...` line on stderr and exit code 2. Heavy modules
+(flows, prefect, mcp) are imported inside the commands so that `--help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from abstaingen import __version__
+from abstaingen.config import GenerateConfig, SeedInstruction, apply_overrides, load_config, load_seeds
+from abstaingen.errors import AbstaingenError
+from abstaingen.model import EnvironmentBundle, Release, TaskVariant
+from abstaingen.settings import configure_prefect_defaults
+from abstaingen.store import read_bundle, read_pairs, release_folder, verify_release
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    configure_prefect_defaults()
+    try:
+        options = build_parser().parse_args(argv)
+    except SystemExit as exit_:  # --help, --version and usage errors; argparse already printed
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USER_ERROR
+    try:
+        return options.command(options)
+    except AbstaingenError as exc:
+        print(f"abstaingen: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("abstaingen: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="abstaingen", description="Generate verified, paired benchmark data for agent abstention."
+    )
+    parser.add_argument("--version", action="version", version=f"abstaingen {__version__}")
+    commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+
+    generate = commands.add_parser("generate", help="generate and publish a new dataset version")
+    generate.add_argument("--config", type=Path, metavar="PATH", help="TOML config (default: built-in defaults)")
+    generate.add_argument("--seeds", type=Path, metavar="PATH", help="JSONL seed instructions (overrides generation.seeds_file)")
+    generate.add_argument("--output", type=Path, metavar="DIR", help="output folder (overrides dataset.output_dir)")
+    generate.add_argument("--domains", type=_comma_list, metavar="A,B", help="comma-separated domains (overrides generation.domains)")
+    generate.add_argument("--seed", type=int, metavar="N", help="random seed (overrides dataset.seed)")
+    generate.set_defaults(command=run_generate_command)
+
+    env = commands.add_parser("env", help="work with environment bundles").add_subparsers(
+        title="env commands", required=True, metavar="COMMAND"
+    )
+    serve = env.add_parser("serve", help="serve a bundle folder as an MCP server over stdio")
+    serve.add_argument("bundle_dir", type=Path, metavar="PATH", help="bundle folder (environment.json, implementation.py)")
+    serve.add_argument("--task", type=Path, metavar="PAIRS_JSONL", help="pairs file holding the task to set up")
+    serve.add_argument("--task-id", metavar="ID", help="act or abstain task_id whose overlay is applied at start")
+    serve.add_argument("--record", type=Path, metavar="DIR", help="write the execution log and state here after each call")
+    serve.set_defaults(command=run_serve_command)
+
+    release = commands.add_parser("release", help="work with published releases").add_subparsers(
+        title="release commands", required=True, metavar="COMMAND"
+    )
+    verify = release.add_parser("verify", help="check a release folder against its manifest")
+    verify.add_argument("release_dir", type=Path, metavar="DIR")
+    verify.set_defaults(command=run_verify_command)
+    return parser
+
+
+def _comma_list(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+# --- generate ------------------------------------------------------------------------------------
+
+
+def run_generate_command(options: argparse.Namespace) -> int:
+    config = apply_overrides(
+        load_config(options.config), output_dir=options.output, domains=options.domains, seed=options.seed
+    )
+    seeds = _seeds_for(config, options.seeds)
+    from abstaingen.flows.generate import run_generate
+
+    release = run_generate(config, seeds)
+    print(_summary(config, release))
+    return EXIT_OK
+
+
+def _seeds_for(config: GenerateConfig, seeds_option: Path | None) -> list[SeedInstruction]:
+    path = seeds_option or config.generation.seeds_file
+    return load_seeds(path) if path is not None else []
+
+
+def _summary(config: GenerateConfig, release: Release) -> str:
+    folder = release_folder(config.dataset.output_dir, release.name, release.version)
+    by_scenario = ", ".join(f"{scenario} {n}" for scenario, n in release.counts.get("scenario", {}).items())
+    return "\n".join(
+        [
+            f"published {release.name} {release.version} at {folder}",
+            f"pairs: {release.total_pairs}",
+            f"by scenario: {by_scenario or 'none'}",
+        ]
+    )
+
+
+# --- env serve -----------------------------------------------------------------------------------
+
+
+def run_serve_command(options: argparse.Namespace) -> int:
+    # stdout is the MCP channel from here on: nothing else may be printed to it.
+    bundle = read_bundle(options.bundle_dir)
+    if (options.task is None) != (options.task_id is None):
+        raise AbstaingenError("env serve: --task and --task-id go together")
+    runtime_args = [str(options.bundle_dir)]
+    if options.record is not None:
+        runtime_args += ["--record", str(options.record)]
+    with tempfile.TemporaryDirectory(prefix="abstaingen-serve-") as scratch:
+        if options.task is not None:
+            variant = _find_variant(options.task, options.task_id)
+            _require_runs_in(variant, bundle, options.bundle_dir)
+            overlay_path = Path(scratch) / "overlay.json"
+            overlay_path.write_text(variant.overlay.model_dump_json(), encoding="utf-8")
+            runtime_args += ["--overlay", str(overlay_path)]
+        _serve(runtime_args)
+    return EXIT_OK
+
+
+def _find_variant(pairs_path: Path, task_id: str) -> TaskVariant:
+    for pair in read_pairs(pairs_path):
+        for variant in (pair.act, pair.abstain):
+            if variant.task_id == task_id:
+                return variant
+    raise AbstaingenError(f"{pairs_path}: no task with task_id {task_id!r}")
+
+
+def _require_runs_in(variant: TaskVariant, bundle: EnvironmentBundle, bundle_dir: Path) -> None:
+    if variant.env_id != bundle.env_id:
+        raise AbstaingenError(
+            f"task {variant.task_id} runs in environment {variant.env_id!r}, but {bundle_dir} holds {bundle.env_id!r}"
+        )
+    overlay = variant.overlay
+    unknown = sorted({*overlay.hidden_tools, *(b.name for b in overlay.broken_tools)} - {t.name for t in bundle.tools})
+    if unknown:
+        raise AbstaingenError(f"task {variant.task_id} hides or breaks tools {bundle_dir} does not have: {unknown}")
+
+
+def _serve(runtime_args: list[str]) -> None:
+    from abstaingen.sandboxes import runtime_server
+
+    try:
+        runtime_server.main(runtime_args)
+    except SystemExit as exit_:  # the runtime reports a broken bundle by exiting with a message
+        if isinstance(exit_.code, str):
+            raise AbstaingenError(exit_.code) from None
+        raise
+
+
+# --- release verify ------------------------------------------------------------------------------
+
+
+def run_verify_command(options: argparse.Namespace) -> int:
+    folder: Path = options.release_dir
+    if not folder.is_dir():
+        raise AbstaingenError(f"{folder}: no such release folder")
+    problems = verify_release(folder)
+    if problems:
+        for problem in problems:
+            print(f"{folder}: {problem}")
+        return EXIT_FAILED
+    print(f"{folder}: OK")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

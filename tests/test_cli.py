@@ -1,0 +1,342 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import types
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from abstaingen import cli
+from abstaingen.config import GenerateConfig, SeedInstruction
+from abstaingen.generators.builtin import DOMAIN_NAMES
+from abstaingen.model import EnvironmentBundle, Release, TaskOverlay, TaskPair
+from abstaingen.sandboxes import runtime_server
+from abstaingen.settings import configure_prefect_defaults
+from abstaingen.store import counts_for, publish_release, write_bundle
+
+PairFactory = Callable[..., TaskPair]
+
+
+def assert_one_error_line(capsys: pytest.CaptureFixture[str], *fragments: str) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("abstaingen: error: ")
+    for fragment in fragments:
+        assert fragment in lines[0]
+    return lines[0]
+
+
+class FakeFlow:
+    """Stands in for abstaingen.flows.generate and records what the CLI passed."""
+
+    def __init__(self, release: Release | None = None, raises: BaseException | None = None):
+        self.release, self.raises = release, raises
+        self.calls: list[tuple[GenerateConfig, list[SeedInstruction]]] = []
+
+    def run_generate(self, config: GenerateConfig, seeds: list[SeedInstruction]) -> Release:
+        self.calls.append((config, seeds))
+        if self.raises is not None:
+            raise self.raises
+        assert self.release is not None
+        return self.release
+
+
+@pytest.fixture
+def fake_flow(monkeypatch: pytest.MonkeyPatch, make_pair: PairFactory) -> FakeFlow:
+    pairs = [make_pair(1), make_pair(2)]
+    flow = FakeFlow(
+        Release(
+            name="abstaingen-builtin", version="v3", created_by="t", config_fingerprint="0" * 64,
+            sandbox="local", counts=counts_for(pairs), total_pairs=2, funnel=[],
+        )
+    )
+    module = types.ModuleType("abstaingen.flows.generate")
+    module.run_generate = flow.run_generate  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "abstaingen.flows.generate", module)
+    return flow
+
+
+# --- generate ------------------------------------------------------------------------------------
+
+
+def test_generate_with_missing_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["generate", "--config", str(tmp_path / "missing.toml")]) == 2
+    assert_one_error_line(capsys, "missing.toml: config file not found")
+
+
+def test_generate_with_malformed_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[dataset]\nname = \n")
+    assert cli.main(["generate", "--config", str(config)]) == 2
+    assert_one_error_line(capsys, "config.toml:2:", "malformed TOML")
+
+
+def test_generate_with_unknown_domain_in_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[generation]\ndomains = ["mars"]\n')
+    assert cli.main(["generate", "--config", str(config)]) == 2
+    assert_one_error_line(capsys, "generation.domains: unknown domain 'mars'")
+
+
+def test_generate_with_unknown_domain_option(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["generate", "--domains", f"{DOMAIN_NAMES[0]},mars"]) == 2
+    assert_one_error_line(capsys, "--domains: unknown domain 'mars'")
+
+
+def test_generate_with_bad_seeds(tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_flow: FakeFlow) -> None:
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text('{"instruction": "ok"}\n{"instruction": 3}\n')
+    assert cli.main(["generate", "--seeds", str(seeds)]) == 2
+    assert_one_error_line(capsys, "seeds.jsonl:2: instruction:")
+    assert fake_flow.calls == []
+
+
+def test_generate_passes_overrides_and_seeds_and_prints_a_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_flow: FakeFlow
+) -> None:
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text('{"instruction": "Move my meeting"}\n')
+    domains = ",".join(DOMAIN_NAMES[:2])
+    code = cli.main(
+        ["generate", "--seeds", str(seeds), "--output", str(tmp_path / "out"), "--domains", domains, "--seed", "11"]
+    )
+
+    assert code == 0
+    [(config, given_seeds)] = fake_flow.calls
+    assert config.dataset.output_dir == tmp_path / "out"
+    assert config.generation.domains == DOMAIN_NAMES[:2]
+    assert config.dataset.seed == 11
+    assert given_seeds == [SeedInstruction(instruction="Move my meeting")]
+    out = capsys.readouterr().out
+    assert f"v3 at {tmp_path / 'out' / 'abstaingen-builtin' / 'v3'}" in out
+    assert "pairs: 2" in out
+    assert "S5 2" in out
+
+
+def test_generate_reads_the_configs_seeds_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_flow: FakeFlow
+) -> None:
+    (tmp_path / "seeds.jsonl").write_text('{"instruction": "Archive old mail"}\n')
+    (tmp_path / "config.toml").write_text('[generation]\nseeds_file = "seeds.jsonl"\n')
+    assert cli.main(["generate", "--config", str(tmp_path / "config.toml")]) == 0
+    assert fake_flow.calls[0][1] == [SeedInstruction(instruction="Archive old mail")]
+
+
+def test_generate_without_seeds_passes_an_empty_list(fake_flow: FakeFlow) -> None:
+    assert cli.main(["generate"]) == 0
+    assert fake_flow.calls[0] == (GenerateConfig(), [])
+
+
+def test_interrupt_exits_130(fake_flow: FakeFlow, capsys: pytest.CaptureFixture[str]) -> None:
+    fake_flow.raises = KeyboardInterrupt()
+    assert cli.main(["generate"]) == 130
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_usage_errors_exit_2_and_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([]) == 2
+    assert cli.main(["generate", "--seed", "seven"]) == 2
+    assert cli.main(["--help"]) == 0
+    assert "generate" in capsys.readouterr().out
+
+
+def test_main_sets_prefect_defaults_before_anything_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_flow: FakeFlow
+) -> None:
+    monkeypatch.delenv("PREFECT_HOME", raising=False)
+    monkeypatch.delenv("PREFECT_SERVER_ANALYTICS_ENABLED", raising=False)
+    monkeypatch.chdir(tmp_path)
+    cli.main(["generate"])
+    assert os.environ["PREFECT_HOME"] == str(tmp_path / ".prefect")
+    assert os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
+
+
+def test_prefect_defaults_keep_what_the_user_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PREFECT_HOME", "/somewhere/else")
+    monkeypatch.delenv("PREFECT_SERVER_ANALYTICS_ENABLED", raising=False)
+    configure_prefect_defaults(tmp_path)
+    assert os.environ["PREFECT_HOME"] == "/somewhere/else"
+    assert os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
+
+
+def test_missing_config_in_a_real_process(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "abstaingen", "generate", "--config", "missing.toml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip() == "abstaingen: error: missing.toml: config file not found"
+
+
+# --- env serve -----------------------------------------------------------------------------------
+
+
+class FakeRuntime:
+    def __init__(self) -> None:
+        self.argv: list[str] = []
+        self.overlay: TaskOverlay | None = None
+
+    def main(self, argv: list[str]) -> None:
+        self.argv = argv
+        if "--overlay" in argv:  # read now: the CLI removes the file after serving
+            self.overlay = TaskOverlay.model_validate_json(Path(argv[argv.index("--overlay") + 1]).read_text())
+
+
+@pytest.fixture
+def fake_runtime(monkeypatch: pytest.MonkeyPatch) -> FakeRuntime:
+    runtime = FakeRuntime()
+    monkeypatch.setattr(runtime_server, "main", runtime.main)
+    return runtime
+
+
+@pytest.fixture
+def bundle_dir(tmp_path: Path, tiny_bundle: EnvironmentBundle) -> Path:
+    write_bundle(tiny_bundle, tmp_path / "bundle")
+    return tmp_path / "bundle"
+
+
+@pytest.fixture
+def pairs_file(tmp_path: Path, make_pair: PairFactory) -> Path:
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(make_pair(n).model_dump_json() + "\n" for n in (1, 2)))
+    return path
+
+
+def test_serve_passes_the_bundle_and_record_dir(bundle_dir: Path, tmp_path: Path, fake_runtime: FakeRuntime) -> None:
+    assert cli.main(["env", "serve", str(bundle_dir), "--record", str(tmp_path / "rec")]) == 0
+    assert fake_runtime.argv == [str(bundle_dir), "--record", str(tmp_path / "rec")]
+
+
+def test_serve_applies_the_tasks_overlay(bundle_dir: Path, pairs_file: Path, fake_runtime: FakeRuntime) -> None:
+    code = cli.main(["env", "serve", str(bundle_dir), "--task", str(pairs_file), "--task-id", "t2-abstain"])
+    assert code == 0
+    assert fake_runtime.overlay == TaskOverlay(hidden_tools=["cancel_booking"])
+    overlay_file = Path(fake_runtime.argv[fake_runtime.argv.index("--overlay") + 1])
+    assert not overlay_file.exists()
+
+
+def test_serve_rejects_a_folder_that_is_not_a_bundle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_runtime: FakeRuntime
+) -> None:
+    assert cli.main(["env", "serve", str(tmp_path)]) == 2
+    assert_one_error_line(capsys, "not a bundle folder")
+    assert fake_runtime.argv == []
+
+
+def test_serve_rejects_an_unknown_task(
+    bundle_dir: Path, pairs_file: Path, capsys: pytest.CaptureFixture[str], fake_runtime: FakeRuntime
+) -> None:
+    assert cli.main(["env", "serve", str(bundle_dir), "--task", str(pairs_file), "--task-id", "t9-act"]) == 2
+    assert_one_error_line(capsys, "no task with task_id 't9-act'")
+
+
+def test_serve_needs_task_and_task_id_together(
+    bundle_dir: Path, capsys: pytest.CaptureFixture[str], fake_runtime: FakeRuntime
+) -> None:
+    assert cli.main(["env", "serve", str(bundle_dir), "--task-id", "t1-act"]) == 2
+    assert_one_error_line(capsys, "--task and --task-id go together")
+
+
+def test_serve_rejects_a_task_from_another_environment(
+    bundle_dir: Path,
+    tmp_path: Path,
+    make_pair: PairFactory,
+    capsys: pytest.CaptureFixture[str],
+    fake_runtime: FakeRuntime,
+) -> None:
+    pairs = tmp_path / "other.jsonl"
+    pairs.write_text(make_pair(1, env_id="bank-1").model_dump_json() + "\n")
+    assert cli.main(["env", "serve", str(bundle_dir), "--task", str(pairs), "--task-id", "t1-act"]) == 2
+    assert_one_error_line(capsys, "runs in environment 'bank-1'")
+
+
+def test_serve_turns_a_runtime_refusal_into_an_error(
+    bundle_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(argv: list[str]) -> None:
+        raise SystemExit("implementation.py defines no handler for tools: ['cancel_booking']")
+
+    monkeypatch.setattr(runtime_server, "main", refuse)
+    assert cli.main(["env", "serve", str(bundle_dir)]) == 2
+    assert_one_error_line(capsys, "no handler for tools")
+
+
+# --- release verify ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def release_dir(tmp_path: Path, tiny_bundle: EnvironmentBundle, make_pair: PairFactory) -> Path:
+    draft = Release(
+        name="demo", version="", created_by="t", config_fingerprint="0" * 64, sandbox="local",
+        counts={}, total_pairs=0, funnel=[],
+    )
+    publish_release(tmp_path, draft, [make_pair(1)], [tiny_bundle])
+    return tmp_path / "demo" / "v1"
+
+
+def test_verify_ok(release_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["release", "verify", str(release_dir)]) == 0
+    assert capsys.readouterr().out.strip() == f"{release_dir}: OK"
+
+
+def test_verify_reports_tampering(release_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pairs = release_dir / "pairs.jsonl"
+    pairs.write_text(pairs.read_text().replace("Cancel booking B1", "Cancel booking B2"))
+    assert cli.main(["release", "verify", str(release_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "pairs.jsonl: sha256" in out
+    assert "OK" not in out
+
+
+def test_verify_of_a_missing_folder_is_a_user_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["release", "verify", str(tmp_path / "nope")]) == 2
+    assert_one_error_line(capsys, "no such release folder")
+
+
+def test_verify_of_a_folder_without_manifest_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["release", "verify", str(tmp_path)]) == 1
+    assert "manifest.json is missing" in capsys.readouterr().out
+
+
+def test_manifest_is_plain_json(release_dir: Path) -> None:
+    # users read manifests with other tools too: keys sorted, indented
+    text = (release_dir / "manifest.json").read_text()
+    assert json.loads(text)["version"] == "v1"
+    assert text.startswith("{\n  \"config_fingerprint\"")
+
+
+def test_serve_over_stdio_for_real(bundle_dir: Path, pairs_file: Path, tmp_path: Path) -> None:
+    """A real MCP client sees the abstain task's overlay: the hidden commit tool is not listed."""
+    command = ["env", "serve", str(bundle_dir), "--task", str(pairs_file), "--task-id", "t1-abstain"]
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "abstaingen", *command, "--record", str(tmp_path / "rec")]
+    )
+
+    async def session() -> tuple[list[str], str]:
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            listed = await client.list_tools()
+            found = await client.call_tool("find_booking", {"booking_id": "B1"})
+            return [tool.name for tool in listed.tools], found.content[0].text
+
+    async def bounded() -> tuple[list[str], str]:
+        with anyio.fail_after(60):
+            return await session()
+
+    names, found = anyio.run(bounded)
+    assert names == ["find_booking"]
+    assert json.loads(found)["status"] == "confirmed"
+    assert (tmp_path / "rec" / "snapshot.json").is_file()
