@@ -7,7 +7,7 @@ Config file shape; every section and key is optional:
     output_dir = "artifacts"       # relative paths resolve against the CURRENT WORKING DIRECTORY
     seed = 7
     [generation]
-    domains = ["travel", "banking", "email"]   # default: every builtin domain
+    domains = ["travel", "banking"]  # default: every builtin domain (generators.builtin.DOMAIN_NAMES)
     variants_per_scenario = 1       # pairs per (domain, scenario) the builtin backend tries
     seeds_file = "seeds.jsonl"      # relative paths resolve against the CONFIG FILE's folder
     [backends]
