@@ -8,7 +8,7 @@ Config file shape; every section and key is optional:
     seed = 7
     [generation]
     domains = ["travel", "banking"]  # default: every builtin domain (generators.builtin.DOMAIN_NAMES)
-    variants_per_scenario = 1       # pairs per (domain, scenario) the builtin backend tries
+    variants_per_scenario = 2       # pairs per (domain, scenario) the builtin backend tries
     seeds_file = "seeds.jsonl"      # relative paths resolve against the CONFIG FILE's folder
     [backends]
     default = "builtin"             # "builtin" | "llm"
@@ -86,7 +86,7 @@ class DatasetConfig(Model):
 
 class GenerationConfig(Model):
     domains: tuple[StrictStr, ...] = Field(default_factory=lambda: tuple(known_domains()))
-    variants_per_scenario: StrictInt = Field(default=1, ge=1)
+    variants_per_scenario: StrictInt = Field(default=2, ge=1)
     seeds_file: Path | None = Field(default=None, description="relative to the config file's folder")
 
     @field_validator("domains")

@@ -70,6 +70,7 @@ class Environment:
     def __init__(self, bundle_dir: Path):
         spec = json.loads((bundle_dir / "environment.json").read_text())
         self.tools: dict[str, dict] = {t["name"]: t for t in spec["tools"]}
+        self.validators = {name: jsonschema.Draft202012Validator(t["input_schema"]) for name, t in self.tools.items()}
         self.initial_state: dict = spec["initial_state"]
         self.handlers = self._load(bundle_dir / "implementation.py")
         missing = sorted(set(self.tools) - set(self.handlers))
@@ -120,10 +121,9 @@ class Environment:
             return False, f"Unknown tool: {name}"
         if name in self.broken:
             return False, self.broken[name]
-        try:
-            jsonschema.validate(args, self.tools[name]["input_schema"])
-        except jsonschema.ValidationError as exc:
-            return False, f"Invalid arguments for {name}: {exc.message}"
+        error = jsonschema.exceptions.best_match(self.validators[name].iter_errors(args))
+        if error is not None:
+            return False, f"Invalid arguments for {name}: {error.message}"
         before = copy.deepcopy(self.state)
         try:
             result = self.handlers[name](self.state, **args)

@@ -54,6 +54,7 @@ class SandboxSession:
             session = ClientSession(read, write, read_timeout_seconds=self.timeout_s)
             self._session = await self._stack.enter_async_context(session)
             await self._session.initialize()
+            await self._session.list_tools()  # warms the client's tool cache used to check results
         except Exception as exc:
             await self._stack.aclose()
             raise SandboxError(f"sandbox for {self.bundle_dir.name} did not start: {exc}{self._stderr_tail()}") from exc
@@ -78,7 +79,17 @@ class SandboxSession:
         return (await self.session.list_tools()).tools
 
     async def call(self, tool: str, args: dict[str, JsonValue]) -> CallOutcome:
-        result = await self.session.call_tool(tool, args)
+        return self._outcome(await self.session.call_tool(tool, args))
+
+    async def _control(self, tool: str, args: dict[str, JsonValue]) -> CallOutcome:
+        """A grader-only call. Sent as a raw request: the tool is unlisted, so the client's result
+        check (which re-lists tools and warns for unknown names) does not apply."""
+        request = types.CallToolRequest(params=types.CallToolRequestParams(
+            name=tool, arguments={"token": self._token, **args}))
+        return self._outcome(await self.session.send_request(request, types.CallToolResult))
+
+    @staticmethod
+    def _outcome(result: types.CallToolResult) -> CallOutcome:
         text = "".join(c.text for c in result.content if isinstance(c, types.TextContent))
         if result.is_error:
             return CallOutcome(ok=False, error=text)
@@ -86,12 +97,12 @@ class SandboxSession:
 
     async def reset(self, overlay: TaskOverlay | None = None) -> None:
         overlay_json = (overlay or TaskOverlay()).model_dump(mode="json")
-        outcome = await self.call(RESET_TOOL, {"token": self._token, "overlay": overlay_json})
+        outcome = await self._control(RESET_TOOL, {"overlay": overlay_json})
         if not outcome.ok:
             raise SandboxError(f"could not apply task overlay in {self.bundle_dir.name}: {outcome.error}")
 
     async def snapshot(self, env_id: str) -> Trace:
-        outcome = await self.call(SNAPSHOT_TOOL, {"token": self._token})
+        outcome = await self._control(SNAPSHOT_TOOL, {})
         if not outcome.ok or not isinstance(outcome.result, dict):
             raise SandboxError(f"no snapshot from {self.bundle_dir.name}: {outcome.error}")
         snap = outcome.result
