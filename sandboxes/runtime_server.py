@@ -197,9 +197,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--record", type=Path, help="write the execution log and state here after each call")
     options = parser.parse_args(argv)
 
-    env = Environment(options.bundle_dir)
-    if options.overlay:
-        env.reset(json.loads(options.overlay.read_text()))
+    try:
+        env = Environment(options.bundle_dir)
+        if options.overlay:
+            env.reset(json.loads(options.overlay.read_text()))
+    except (OSError, ValueError, KeyError) as exc:  # a bad bundle or overlay: one line, no traceback
+        raise SystemExit(f"cannot serve {options.bundle_dir}: {type(exc).__name__}: {exc}") from None
     if options.record:
         options.record.mkdir(parents=True, exist_ok=True)
     # Without a token from the grader, nobody can reach the control tools.

@@ -1,0 +1,78 @@
+"""The whole pipeline, as a user runs it: `abstaingen generate` on the builtin backend, twice."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from abstaingen.model import Scenario
+from abstaingen.store import load_release, verify_release
+
+REPLAY_CHECKS = {"replay_steps", "replay_final_state", "replay_deterministic"}
+
+
+def generate(workdir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env["PREFECT_HOME"] = str(workdir.parent / "prefect-home")  # shared by both runs, like a user's
+    return subprocess.run(
+        [sys.executable, "-m", "abstaingen", "generate", "--output", str(workdir / "artifacts"), *extra],
+        cwd=workdir, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory):
+    workdir = tmp_path_factory.mktemp("e2e")
+    first = generate(workdir)
+    v1 = workdir / "artifacts" / "abstaingen-builtin" / "v1"
+    v1_manifest = hashlib.sha256((v1 / "manifest.json").read_bytes()).hexdigest() if v1.exists() else None
+    second = generate(workdir, "--domains", "travel", "--seed", "8")
+    return workdir, first, second, v1_manifest
+
+
+def test_generate_prints_no_traceback_and_no_telemetry_error(two_runs) -> None:
+    _, first, second, _ = two_runs
+    for run in (first, second):
+        assert run.returncode == 0, run.stderr[-3000:]
+        output = run.stdout + run.stderr
+        assert "Traceback" not in output
+        assert "telemetry" not in output.lower() and "analytics" not in output.lower()
+        assert "ERROR" not in output
+    assert "published abstaingen-builtin v1" in first.stdout
+
+
+def test_release_has_replay_verified_pairs_for_every_scenario_and_domain(two_runs) -> None:
+    workdir, *_ = two_runs
+    folder = workdir / "artifacts" / "abstaingen-builtin" / "v1"
+    manifest, pairs = load_release(folder)
+    assert manifest.total_pairs == len(pairs) >= 24
+    assert {p.scenario for p in pairs} == {s.value for s in Scenario}
+    assert {p.domain for p in pairs} == {"travel", "banking", "ecommerce"}
+    assert {p.act.deliverable.value for p in pairs} == {"op", "info"}
+    for pair in pairs:
+        report = pair.validation
+        assert report.passed and report.sandbox == "local"
+        assert REPLAY_CHECKS <= {c.name for c in report.checks}
+        assert report.replay_trace_hash and len(report.replay_trace_hash) == 64
+        assert (folder / "environments" / pair.act.env_id / "implementation.py").is_file()
+    assert manifest.counts["scenario"] == {s.value: sum(p.scenario == s.value for p in pairs) for s in Scenario}
+    funnel = {stage.stage: stage for stage in manifest.funnel}
+    assert funnel["replay"].passed == len(pairs)
+    assert funnel["structural"].received == funnel["task"].passed
+    assert verify_release(folder) == []
+
+
+def test_a_second_run_writes_a_new_version_and_leaves_the_first_alone(two_runs) -> None:
+    workdir, _, second, v1_manifest = two_runs
+    dataset = workdir / "artifacts" / "abstaingen-builtin"
+    assert sorted(p.name for p in dataset.iterdir() if not p.name.startswith(".")) == ["v1", "v2"]
+    assert hashlib.sha256((dataset / "v1" / "manifest.json").read_bytes()).hexdigest() == v1_manifest
+    manifest, pairs = load_release(dataset / "v2")
+    assert {p.domain for p in pairs} == {"travel"}
+    assert manifest.config_fingerprint != load_release(dataset / "v1")[0].config_fingerprint
+    assert "published abstaingen-builtin v2" in second.stdout
