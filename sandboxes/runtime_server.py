@@ -19,7 +19,6 @@ the log and state are also written to DIR after every call, for graders of exter
 from __future__ import annotations
 
 import argparse
-import copy
 import hashlib
 import json
 import os
@@ -36,10 +35,6 @@ from mcp.server.stdio import stdio_server
 
 RESET_TOOL = "_control_reset"
 SNAPSHOT_TOOL = "_control_snapshot"
-
-
-def state_hash(state: Any) -> str:
-    return hashlib.sha256(canonical(state).encode()).hexdigest()
 
 
 def canonical(value: Any) -> str:
@@ -71,7 +66,7 @@ class Environment:
         spec = json.loads((bundle_dir / "environment.json").read_text())
         self.tools: dict[str, dict] = {t["name"]: t for t in spec["tools"]}
         self.validators = {name: jsonschema.Draft202012Validator(t["input_schema"]) for name, t in self.tools.items()}
-        self.initial_state: dict = spec["initial_state"]
+        self.initial_json = canonical(spec["initial_state"])
         self.handlers = self._load(bundle_dir / "implementation.py")
         missing = sorted(set(self.tools) - set(self.handlers))
         if missing:
@@ -89,13 +84,14 @@ class Environment:
         unknown -= set(self.tools)
         if unknown:
             raise ValueError(f"overlay names tools the environment does not have: {sorted(unknown)}")
-        state = copy.deepcopy(self.initial_state)
+        state = json.loads(self.initial_json)
         apply_patch(state, overlay.get("state_patch", []))
         self.state = state
+        self.state_json = canonical(state)
         self.hidden = set(overlay.get("hidden_tools", []))
         self.broken = {b["name"]: b["error"] for b in overlay.get("broken_tools", [])}
         self.log: list[dict] = []
-        self.initial_hash = state_hash(self.state)
+        self.initial_hash = self.state_hash()
 
     def visible_tools(self) -> list[dict]:
         return [t for name, t in self.tools.items() if name not in self.hidden]
@@ -111,7 +107,7 @@ class Environment:
                 "ok": ok,
                 "result": value if ok else None,
                 "error": None if ok else value,
-                "state_hash_after": state_hash(self.state),
+                "state_hash_after": self.state_hash(),
             }
         )
         return ok, value
@@ -124,23 +120,26 @@ class Environment:
         error = jsonschema.exceptions.best_match(self.validators[name].iter_errors(args))
         if error is not None:
             return False, f"Invalid arguments for {name}: {error.message}"
-        before = copy.deepcopy(self.state)
         try:
             result = self.handlers[name](self.state, **args)
             canonical(result)  # the result must be JSON
+            self.state_json = canonical(self.state)
         except ValueError as exc:
-            self.state = before
+            self.state = json.loads(self.state_json)  # roll back to the state before the call
             return False, str(exc)
         except Exception as exc:  # a bug in the implementation: roll back, report, keep serving
-            self.state = before
+            self.state = json.loads(self.state_json)
             return False, f"Internal error in {name}: {type(exc).__name__}: {exc}"
         return True, result
+
+    def state_hash(self) -> str:
+        return hashlib.sha256(self.state_json.encode()).hexdigest()
 
     def snapshot(self) -> dict:
         return {
             "log": self.log,
             "initial_state_hash": self.initial_hash,
-            "final_state_hash": state_hash(self.state),
+            "final_state_hash": self.state_hash(),
             "final_state": self.state,
         }
 
