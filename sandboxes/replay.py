@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
 
-from abstaingen.model import JsonValue, TaskVariant, Trace
+from abstaingen.model import ExecutionDag, JsonValue, TaskVariant, Trace
 from abstaingen.model.common import Model
 from abstaingen.sandboxes.backends import SandboxBackend
-from abstaingen.sandboxes.session import SandboxSession
+from abstaingen.sandboxes.session import SandboxSession, run_episodes
 
 
 class ReplayResult(Model):
@@ -23,24 +24,38 @@ class ReplayResult(Model):
         return self.failed_node is None
 
 
-async def replay_variant(session: SandboxSession, variant: TaskVariant) -> ReplayResult:
-    """Run the variant's reference DAG from a fresh episode; stop at the first failing step."""
-    await session.reset(variant.overlay)
+class DagRun(Model):
+    outputs: dict[str, JsonValue]
+    failed_node: str | None = None
+    failure: str | None = None
+
+
+async def execute_dag(session: SandboxSession, dag: ExecutionDag, stop_on_error: bool = True) -> DagRun:
+    """Call the DAG's tools in order in the current episode, binding arguments to earlier outputs."""
     outputs: dict[str, JsonValue] = {}
-    failed_node = failure = None
-    for node in variant.reference_dag.order():
+    for node in dag.order():
         try:
             args = node.resolve_args(outputs)
         except LookupError as exc:
-            failed_node, failure = node.id, f"cannot bind arguments: {exc}"
-            break
+            return DagRun(outputs=outputs, failed_node=node.id, failure=f"cannot bind arguments: {exc}")
         outcome = await session.call(node.tool, args)
         if not outcome.ok:
-            failed_node, failure = node.id, f"{node.tool} failed: {outcome.error}"
-            break
+            if stop_on_error:
+                return DagRun(outputs=outputs, failed_node=node.id, failure=f"{node.tool} failed: {outcome.error}")
+            continue
         outputs[node.id] = outcome.result
-    trace = await session.snapshot(variant.env_id)
-    return ReplayResult(task_id=variant.task_id, trace=trace, failed_node=failed_node, failure=failure)
+    return DagRun(outputs=outputs)
+
+
+async def replay(session: SandboxSession, variants: Sequence[TaskVariant], runs: int = 2) -> list[ReplayResult]:
+    """Run each variant's reference DAG `runs` times, each from a fresh episode, stopping at a failing step."""
+    def episode(variant: TaskVariant):
+        return variant.overlay, lambda: execute_dag(session, variant.reference_dag)
+
+    order = [variant for _ in range(runs) for variant in variants]
+    done = await run_episodes(session, order[0].env_id, [episode(v) for v in order]) if order else []
+    return [ReplayResult(task_id=v.task_id, trace=trace, failed_node=run.failed_node, failure=run.failure)
+            for v, (trace, run) in zip(order, done)]
 
 
 def replay_in_sandbox(
@@ -48,12 +63,11 @@ def replay_in_sandbox(
 ) -> dict[str, list[ReplayResult]]:
     """Replay every variant `runs` times in one server for the environment (start-up is the cost)."""
 
-    async def replay_all() -> dict[str, list[ReplayResult]]:
-        results: dict[str, list[ReplayResult]] = {v.task_id: [] for v in variants}
+    async def replay_all() -> list[ReplayResult]:
         async with SandboxSession(bundle_dir, backend) as session:
-            for _ in range(runs):
-                for variant in variants:
-                    results[variant.task_id].append(await replay_variant(session, variant))
-        return results
+            return await replay(session, variants, runs)
 
-    return anyio.run(replay_all)
+    results: dict[str, list[ReplayResult]] = {v.task_id: [] for v in variants}
+    for result in anyio.run(replay_all):
+        results[result.task_id].append(result)
+    return results

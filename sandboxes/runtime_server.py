@@ -12,20 +12,22 @@ Agents see the bundle's tools, minus hidden ones; broken tools always return the
 additionally reach two control tools that are never listed and only answer when called with the
 token the grader put in ABSTAINGEN_CONTROL_TOKEN when it started the server:
 `_control_reset {token, overlay}` restores the initial state and applies a task overlay, and
-`_control_snapshot {token}` returns the execution log and the current state. With `--record DIR`
+`_control_snapshot {token, then_reset?}` returns the execution log and the current state, then
+starts the next episode if `then_reset` holds its overlay (one round trip between episodes). With `--record DIR`
 the log and state are also written to DIR after every call, for graders of external clients.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import json
 import os
 import secrets
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import jsonschema
@@ -152,6 +154,11 @@ def text_result(value: Any, is_error: bool = False) -> types.CallToolResult:
     )
 
 
+def control_result(value: dict) -> types.CallToolResult:
+    """Grader-only results travel as text alone: they can be large, and no agent reads them."""
+    return types.CallToolResult(content=[types.TextContent(type="text", text=canonical(value))])
+
+
 def build_server(env: Environment, control_token: str, record_dir: Path | None) -> Server:
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(
@@ -174,13 +181,14 @@ def build_server(env: Environment, control_token: str, record_dir: Path | None) 
         if params.name in (RESET_TOOL, SNAPSHOT_TOOL) and secrets.compare_digest(
             str(args.pop("token", "")), control_token
         ):
-            if params.name == RESET_TOOL:
+            snapshot = env.snapshot() if params.name == SNAPSHOT_TOOL else None
+            overlay = args.get("overlay") if params.name == RESET_TOOL else args.get("then_reset")
+            if overlay is not None:
                 try:
-                    env.reset(args.get("overlay", {}))
+                    env.reset(overlay)
                 except ValueError as exc:
                     return text_result(str(exc), is_error=True)
-                return text_result({"initial_state_hash": env.initial_hash})
-            return text_result(env.snapshot())
+            return control_result(snapshot or {"initial_state_hash": env.initial_hash})
         ok, value = env.call(params.name, args)
         if record_dir is not None:
             (record_dir / "snapshot.json").write_text(canonical(env.snapshot()))
@@ -208,11 +216,60 @@ def main(argv: list[str] | None = None) -> None:
     token = os.environ.pop("ABSTAINGEN_CONTROL_TOKEN", "") or secrets.token_hex(16)
     server = build_server(env, token, options.record)
 
+    wire_in, wire_out = claim_stdio()
+
     async def serve() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
+        await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), wire_in)
+        async with stdio_server(stdin=WireLines(reader), stdout=WireWriter(wire_out)) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(serve)
+
+
+MAX_MESSAGE_BYTES = 64 * 2**20
+
+
+def claim_stdio() -> tuple[BinaryIO, BinaryIO]:
+    """Keep the real stdin/stdout for the MCP wire; point fd 0 at /dev/null and fd 1 at stderr, so
+    whatever the tool code reads or prints cannot touch the protocol stream."""
+    wire_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    wire_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    return wire_in, wire_out
+
+
+class WireLines:
+    """The incoming JSON-RPC lines, read on the event loop (the SDK's default reads in a thread per
+    line, which doubled the cost of a round trip)."""
+
+    def __init__(self, reader: asyncio.StreamReader):
+        self.reader = reader
+
+    def __aiter__(self) -> WireLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self.reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+class WireWriter:
+    def __init__(self, wire: BinaryIO):
+        self.wire = wire
+
+    async def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            data = data[self.wire.write(data) or 0:]
+
+    async def flush(self) -> None:
+        pass
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@ import json
 import secrets
 import tempfile
 from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp import ClientSession
@@ -18,6 +19,7 @@ from abstaingen.model import JsonValue, TaskOverlay, ToolCallRecord, Trace
 from abstaingen.model.common import Model
 from abstaingen.sandboxes.backends import SandboxBackend
 
+T = TypeVar("T")
 RESET_TOOL = "_control_reset"
 SNAPSHOT_TOOL = "_control_snapshot"
 
@@ -101,8 +103,10 @@ class SandboxSession:
         if not outcome.ok:
             raise SandboxError(f"could not apply task overlay in {self.bundle_dir.name}: {outcome.error}")
 
-    async def snapshot(self, env_id: str) -> Trace:
-        outcome = await self._control(SNAPSHOT_TOOL, {})
+    async def snapshot(self, env_id: str, then_reset: TaskOverlay | None = None) -> Trace:
+        """The episode's log and final state; with `then_reset`, the next episode starts in the same trip."""
+        args = {} if then_reset is None else {"then_reset": then_reset.model_dump(mode="json")}
+        outcome = await self._control(SNAPSHOT_TOOL, args)
         if not outcome.ok or not isinstance(outcome.result, dict):
             raise SandboxError(f"no snapshot from {self.bundle_dir.name}: {outcome.error}")
         snap = outcome.result
@@ -113,3 +117,22 @@ class SandboxSession:
             final_state_hash=snap["final_state_hash"],
             final_state=snap["final_state"],
         )
+
+
+async def run_episodes(
+    session: SandboxSession, env_id: str, episodes: Sequence[tuple[TaskOverlay, Callable[[], Awaitable[T]]]]
+) -> list[tuple[Trace, T]]:
+    """Run each (overlay, body) as a fresh episode and return its trace with the body's result.
+
+    Consecutive episodes cost one control round trip between them: the snapshot of one also
+    resets the sandbox for the next.
+    """
+    results: list[tuple[Trace, T]] = []
+    if not episodes:
+        return results
+    await session.reset(episodes[0][0])
+    for index, (_, body) in enumerate(episodes):
+        value = await body()
+        following = episodes[index + 1][0] if index + 1 < len(episodes) else None
+        results.append((await session.snapshot(env_id, then_reset=following), value))
+    return results
