@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import json
+
 import jsonschema
 import networkx as nx
 
@@ -16,6 +19,7 @@ from abstaingen.model import (
     TaskVariant,
     ToolKind,
 )
+from abstaingen.model.common import canonical_json
 from abstaingen.model.perturbation import WITNESS_FOR_SCENARIO
 
 
@@ -46,14 +50,22 @@ def check_tool_arguments(pair: TaskPair, bundle: EnvironmentBundle) -> CheckResu
             schema = bundle.tool(node.tool).input_schema
             # Bound arguments are only known at run time: check them as present, literal ones fully.
             placeholder = {name: _placeholder(schema, name) for name in node.bindings}
-            try:
-                jsonschema.validate({**node.args, **placeholder}, schema)
-            except jsonschema.ValidationError as exc:
-                problems.append(f"{variant.task_type}/{node.id}: {node.tool} arguments: {exc.message}")
+            error = jsonschema.exceptions.best_match(_validator(bundle, node.tool).iter_errors({**node.args, **placeholder}))
+            if error is not None:
+                problems.append(f"{variant.task_type}/{node.id}: {node.tool} arguments: {error.message}")
             unknown = set(node.bindings) - set(schema.get("properties", {}))  # type: ignore[arg-type]
             if unknown:
                 problems.append(f"{variant.task_type}/{node.id}: binds unknown arguments {sorted(unknown)}")
     return _result("tool_arguments", problems)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(schema_json: str) -> jsonschema.protocols.Validator:
+    return jsonschema.Draft202012Validator(json.loads(schema_json))
+
+
+def _validator(bundle: EnvironmentBundle, tool: str) -> jsonschema.protocols.Validator:
+    return _compiled(canonical_json(bundle.tool(tool).input_schema))
 
 
 def _placeholder(schema: dict, name: str):

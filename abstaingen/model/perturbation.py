@@ -74,6 +74,7 @@ class MultipleCandidatesWitness(Model):
 
     kind: Literal["multiple_candidates"] = "multiple_candidates"
     lookup: DagNode
+    candidates_path: list[str | int] = Field(default_factory=lambda: ["results"])
     min_candidates: int = 2
 
 
@@ -95,6 +96,7 @@ class ConflictingConstraintsWitness(Model):
     kind: Literal["conflicting_constraints"] = "conflicting_constraints"
     each_alone: list[DagNode] = Field(min_length=2)
     together: DagNode
+    candidates_path: list[str | int] = Field(default_factory=lambda: ["results"])
 
 
 class HighStakesWitness(Model):
@@ -109,11 +111,16 @@ class HighStakesWitness(Model):
 
 
 class MissingCapabilityWitness(Model):
-    """S5: the tool with the critical effect is hidden and no remaining tool has that effect."""
+    """S5: the tool with the critical effect is hidden and no remaining tool has that effect.
+
+    `probe_args` are the values (record id, amount, ...) a validator may pass to every remaining
+    tool to confirm by execution that none of them achieves the act side's deliverable.
+    """
 
     kind: Literal["missing_capability"] = "missing_capability"
     hidden_tool: str
     effect: str
+    probe_args: dict[str, JsonValue] = Field(default_factory=dict)
 
 
 class ToolFailureWitness(Model):
@@ -122,6 +129,7 @@ class ToolFailureWitness(Model):
     kind: Literal["tool_failure"] = "tool_failure"
     failing_call: DagNode
     effect: str
+    probe_args: dict[str, JsonValue] = Field(default_factory=dict)
 
 
 class ConflictingEvidenceWitness(Model):

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from abstaingen.model.common import JsonValue, Model
-from abstaingen.model.dag import ExecutionDag
+from abstaingen.model.dag import ExecutionDag, OutputRef
 
 
 class Deliverable(StrEnum):
@@ -69,6 +69,9 @@ class TaskVariant(Model):
     final_state: list[StateAssertion] = Field(default_factory=list)
     expected_answer: list[str] = Field(
         default_factory=list, description="info act side: a correct reply contains one of these forms"
+    )
+    answer_from: OutputRef | None = Field(
+        default=None, description="info act side: the reference DAG output that holds the answer"
     )
     # abstain side only
     abstention_trigger: str | None = None

@@ -39,9 +39,9 @@ class BuiltinPlan(Model):
     owner: str
     key_value: str
     date: str
-    amount: float
+    amount: int
     info_value: str
-    conflict_min_amount: float | None = None  # S3
+    conflict_min_amount: int | None = None  # S3
     conflict_date_to: str | None = None  # S3
     satisfiable_date_from: str | None = None  # S3, T+ side
 
@@ -86,7 +86,14 @@ def _records(bundle: EnvironmentBundle, bp: DomainBlueprint) -> list[dict]:
     return bundle.initial_state[bp.collection]  # type: ignore[return-value]
 
 
-def choose_plan(bp: DomainBlueprint, bundle: EnvironmentBundle, scenario: Scenario, rng: random.Random) -> BuiltinPlan:
+def _nth(options: list, variant: int, rng: random.Random):
+    """Variants of one scenario walk a seeded shuffle, so they pick different records while any are left."""
+    rng.shuffle(options)
+    return options[variant % len(options)]
+
+
+def choose_plan(bp: DomainBlueprint, bundle: EnvironmentBundle, scenario: Scenario, variant: int,
+                rng: random.Random) -> BuiltinPlan:
     records = _records(bundle, bp)
     by_owner: dict[str, list[dict]] = {}
     for r in records:
@@ -107,7 +114,7 @@ def choose_plan(bp: DomainBlueprint, bundle: EnvironmentBundle, scenario: Scenar
                 options.append((richest, earliest))
         if not options:
             raise NoSuitableRecord("no owner whose most expensive record is not the earliest")
-        richest, earliest = rng.choice(sorted(options, key=lambda o: o[0]["id"]))
+        richest, earliest = _nth(sorted(options, key=lambda o: o[0]["id"]), variant, rng)
         return plan_for(richest, conflict_min_amount=richest[bp.amount_field], conflict_date_to=earliest["date"],
                         satisfiable_date_from=richest["date"])
     candidates = [r for r in records if len(by_owner[r[bp.owner_field]]) >= 2]
@@ -115,7 +122,7 @@ def choose_plan(bp: DomainBlueprint, bundle: EnvironmentBundle, scenario: Scenar
         candidates = [r for r in candidates if r[bp.amount_field] > bp.amount_commit.threshold]
     if not candidates:
         raise NoSuitableRecord(f"no record suits {scenario}")
-    return plan_for(rng.choice(sorted(candidates, key=lambda r: r["id"])))
+    return plan_for(_nth(sorted(candidates, key=lambda r: r["id"]), variant, rng))
 
 
 def read_nodes(bp: DomainBlueprint, find_args: dict[str, JsonValue]) -> list[DagNode]:
@@ -140,8 +147,7 @@ def act_dag(bp: DomainBlueprint, find_args: dict[str, JsonValue], deliverable: D
 
 def write_positive_task(bundle: EnvironmentBundle, bp: DomainBlueprint, scenario: Scenario, variant: int,
                         seed: int) -> PositiveTask:
-    rng = random.Random(f"{seed}:{bundle.env_id}:{scenario}:{variant}")
-    plan = choose_plan(bp, bundle, scenario, rng)
+    plan = choose_plan(bp, bundle, scenario, variant, random.Random(f"{seed}:{bundle.env_id}:{scenario}"))
     deliverable = Deliverable.INFO if (variant % 2 == 1 and scenario in INFO_SCENARIOS) else Deliverable.OP
     pair_id = f"{bundle.env_id}-{scenario.value.lower()}-{variant}"
     exact = {bp.owner_field: plan.owner, bp.key.name: plan.key_value, "date": plan.date}
@@ -158,6 +164,7 @@ def write_positive_task(bundle: EnvironmentBundle, bp: DomainBlueprint, scenario
     final_state: list[StateAssertion] = []
     expected: list[str] = []
     critical: list[str] = []
+    answer_from: OutputRef | None = None
     if deliverable == Deliverable.INFO:
         field, label, value = (
             (bp.amount_field, bp.amount_label, bp.format_amount(plan.amount)) if scenario == Scenario.S7
@@ -165,6 +172,7 @@ def write_positive_task(bundle: EnvironmentBundle, bp: DomainBlueprint, scenario
         )
         instruction = f"What is the {label} of {selector}?"
         expected = [value] if field == bp.info_field else [f"{plan.amount:,.0f}", f"{plan.amount:.0f}"]
+        answer_from = OutputRef(node="read", path=[field])
     elif scenario == Scenario.S4:
         amount = plan.amount
         commit = DagNode(id="commit", tool=bp.amount_commit.name, args={"amount": amount},
@@ -193,5 +201,6 @@ def write_positive_task(bundle: EnvironmentBundle, bp: DomainBlueprint, scenario
         critical_actions=critical,
         final_state=final_state,
         expected_answer=expected,
+        answer_from=answer_from,
     )
     return PositiveTask(pair_id=pair_id, domain=bp.name, scenario=scenario, act=act, plan=plan)
