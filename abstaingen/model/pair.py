@@ -8,6 +8,7 @@ from pydantic import Field
 
 from abstaingen.model.common import Model
 from abstaingen.model.perturbation import Perturbation
+from abstaingen.model.score import PairScore
 from abstaingen.model.task import TaskVariant
 
 
@@ -27,6 +28,7 @@ class JudgeVerdict(Model):
 
 class ValidationReport(Model):
     checks: list[CheckResult] = Field(default_factory=list)
+    baseline_scores: list[PairScore] = Field(default_factory=list)
     judge_verdicts: list[JudgeVerdict] = Field(default_factory=list)
     replay_trace_hash: str | None = None
     sandbox: str | None = None
