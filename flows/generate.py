@@ -1,7 +1,8 @@
 """The generation flow: seed instructions in, a validated, published release out.
 
 capability extraction -> environment synthesis -> positive tasks + DAGs -> perturbation
--> validation (structural, replay in the sandbox) -> release
+-> validation (structural; replay, witness and baseline gates in the sandbox) -> dedup, leakage
+report and release gates -> release
 
 A Prefect task here is a stage over one environment (or the whole seed list), never a single tool
 call: each one is worth far more than Prefect's per-task overhead, and each shows in the UI.
@@ -10,7 +11,6 @@ call: each one is worth far more than Prefect's per-task overhead, and each show
 from __future__ import annotations
 
 import subprocess
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -34,39 +34,30 @@ from abstaingen.model import (
     Release,
     Scenario,
     TaskPair,
-    ValidationReport,
 )
 from abstaingen.model.common import Model
+from abstaingen.model.score import AgentMetrics, LeakageScore
 from abstaingen.sandboxes.backends import get_backend
-from abstaingen.sandboxes.replay import replay_in_sandbox
-from abstaingen.store import publish_release, write_bundle
-from abstaingen.validators.replay_check import check_positive_replay
-from abstaingen.validators.structural import structural_checks
+from abstaingen.scoring import aggregate
+from abstaingen.store import publish_release
+from abstaingen.validators.baselines import BASELINES
+from abstaingen.validators.dedup import remove_near_duplicates
+from abstaingen.validators.leakage import leakage_report
+from abstaingen.validators.validate import StageCount, ValidatedBatch, validate_pairs
 
-STAGES = ("capability", "environment", "task", "perturbation", "structural", "replay")
-
-
-class StageBatch(Model):
-    """What one stage did to one environment's candidates: survivors and why the others were dropped."""
-
-    stage: str
-    received: int
-    rejected: dict[str, int] = {}
+STAGES = ("environment", "task", "structural", "replay", "witness", "gates", "dedup")
+RUNTIME_SCENARIOS = {"S6", "S7", "S8"}
 
 
 class PositiveBatch(Model):
     tasks: list[PositiveTask]
-    funnel: StageBatch
-
-
-class PairBatch(Model):
-    pairs: list[TaskPair]
-    funnel: list[StageBatch]
+    funnel: StageCount
 
 
 class GenerationResult(Model):
-    release: Release | None  # None when no pair survived validation
+    release: Release | None  # None when the release was refused
     funnel: list[FunnelStage]
+    refusal: str | None = None
 
 
 def code_version() -> str:
@@ -97,7 +88,7 @@ def positive_tasks_stage(bundle: EnvironmentBundle, variants: int, seed: int) ->
                 tasks.append(write_positive_task(bundle, DOMAINS[bundle.domain], scenario, variant, seed))
             except NoSuitableRecord as exc:
                 rejected[f"{scenario.value}: {exc}"] += 1
-    return PositiveBatch(tasks=tasks, funnel=StageBatch(stage="task", received=len(tasks) + sum(rejected.values()),
+    return PositiveBatch(tasks=tasks, funnel=StageCount(stage="task", received=len(tasks) + sum(rejected.values()),
                                                         rejected=dict(rejected)))
 
 
@@ -107,40 +98,34 @@ def perturb_stage(positives: PositiveBatch, provenance: Provenance, seed: int) -
 
 
 @task(name="validate", cache_policy=NONE)
-def validate_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandbox: str) -> PairBatch:
-    """Structural checks first (cheap); replay the act side of the survivors in one sandbox."""
-    structural_rejects, survivors = Counter[str](), []
-    for pair in pairs:
-        checks = structural_checks(pair, bundle)
-        failed = [c.name for c in checks if not c.passed]
-        if failed:
-            structural_rejects.update(failed)
-        else:
-            survivors.append(pair.model_copy(update={"validation": ValidationReport(checks=checks)}))
-
-    backend = get_backend(sandbox)
-    with tempfile.TemporaryDirectory(prefix="abstaingen-env-") as tmp:
-        bundle_dir = Path(tmp) / bundle.env_id
-        write_bundle(bundle, bundle_dir)
-        runs = replay_in_sandbox(bundle_dir, [p.act for p in survivors], backend, runs=2) if survivors else {}
-
-    replay_rejects, accepted = Counter[str](), []
-    for pair in survivors:
-        act_runs = runs[pair.act.task_id]
-        checks = check_positive_replay(pair.act, act_runs)
-        report = ValidationReport(checks=[*pair.validation.checks, *checks],
-                                  replay_trace_hash=act_runs[0].trace.trace_hash, sandbox=backend.name)
-        if report.passed:
-            accepted.append(pair.model_copy(update={"validation": report}))
-        else:
-            replay_rejects.update(c.name for c in report.failures())
-    return PairBatch(pairs=accepted, funnel=[
-        StageBatch(stage="structural", received=len(pairs), rejected=dict(structural_rejects)),
-        StageBatch(stage="replay", received=len(survivors), rejected=dict(replay_rejects)),
-    ])
+def validate_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandbox: str) -> ValidatedBatch:
+    return validate_pairs(bundle, pairs, get_backend(sandbox))
 
 
-def merge_funnel(batches: list[StageBatch]) -> list[FunnelStage]:
+class Assembly(Model):
+    pairs: list[TaskPair]
+    duplicates: int
+    baselines: list[AgentMetrics]
+    leakage: list[LeakageScore]
+    refusal: str | None
+
+
+@task(name="assemble release", cache_policy=NONE)
+def assemble_stage(accepted: list[TaskPair]) -> Assembly:
+    """Dedup, then the release-level gates: baseline metrics and the leakage report."""
+    kept, removed = remove_near_duplicates(accepted)
+    baselines = [aggregate(agent, [s for p in kept for s in p.validation.baseline_scores if s.agent == agent])
+                 for agent in BASELINES]
+    leakage = leakage_report(kept)
+    problems = [f"{m.agent} paired accuracy {m.paired:.1%}" for m in baselines
+                if (m.paired < 1.0 if m.agent == "oracle" else m.paired > 0.0)]
+    problems += [f"{score.scenario} instructions leak the label (accuracy {score.accuracy:.0%})"
+                 for score in leakage if score.scenario in RUNTIME_SCENARIOS and not score.at_chance]
+    return Assembly(pairs=kept, duplicates=len(removed), baselines=baselines, leakage=leakage,
+                    refusal="; ".join(problems) or None)
+
+
+def merge_funnel(batches: list[StageCount]) -> list[FunnelStage]:
     stages: dict[str, FunnelStage] = {}
     for batch in batches:
         previous = stages.get(batch.stage, FunnelStage(stage=batch.stage, received=0, passed=0))
@@ -157,6 +142,13 @@ def publish_prefect_artifacts(release: Release, folder: Path) -> None:
         table=[{"stage": f.stage, "received": f.received, "passed": f.passed,
                 "rejected": ", ".join(f"{k}: {v}" for k, v in f.rejected.items()) or "-"} for f in release.funnel],
         description=f"Stage funnel of {release.name} {release.version}",
+    )
+    create_table_artifact(
+        key="baseline-gates",
+        table=[{"agent": m.agent, "act": f"{m.act:.0%}", "abstain": f"{m.abstain:.0%}", "paired": f"{m.paired:.0%}",
+                "CAR": "-" if m.car is None else f"{m.car:.0%}", "post-hoc": m.post_hoc_abstentions,
+                "implicit": m.implicit_abstentions} for m in release.baselines],
+        description="Scripted baseline agents on the released pairs",
     )
     lines = [f"# {release.name} {release.version}", "", f"{release.total_pairs} pairs in `{folder}`", ""]
     for dimension, counts in release.counts.items():
@@ -181,19 +173,28 @@ def generate_release(config: GenerateConfig, seeds: list[SeedInstruction]) -> Ge
     candidates = perturb_stage.map(positives, unmapped(provenance), unmapped(seed)).result()
     validated = [validate_stage.submit(b, c, config.sandbox.backend) for b, c in zip(bundles, candidates)]
     batches = [v.result() for v in validated]
+    assembly = assemble_stage([p for batch in batches for p in batch.accepted])
 
-    pairs = [p for batch in batches for p in batch.pairs]
-    funnel = merge_funnel([p.funnel for p in positives] + [f for batch in batches for f in batch.funnel])
+    funnel = merge_funnel([p.funnel for p in positives] + [s for batch in batches for s in batch.stages])
+    accepted = sum(len(batch.accepted) for batch in batches)
+    funnel.append(FunnelStage(stage="dedup", received=accepted, passed=len(assembly.pairs),
+                              rejected={"near_duplicate": assembly.duplicates} if assembly.duplicates else {}))
     funnel.insert(0, FunnelStage(stage="environment", received=len(specs), passed=len(bundles)))
-    logger.info("validated %d of %d candidate pairs", len(pairs), sum(len(c) for c in candidates))
-    if not pairs:
-        logger.warning("no pair survived validation; nothing is published")
-        return GenerationResult(release=None, funnel=funnel)
+    logger.info("%d of %d candidate pairs validated, %d after dedup", accepted,
+                sum(len(c) for c in candidates), len(assembly.pairs))
+    for metrics in assembly.baselines:
+        logger.info("baseline %-14s act %5.1f%%  abstain %5.1f%%  paired %5.1f%%", metrics.agent,
+                    100 * metrics.act, 100 * metrics.abstain, 100 * metrics.paired)
+    if not assembly.pairs or assembly.refusal:
+        refusal = assembly.refusal or "no pair survived validation"
+        logger.warning("release refused: %s", refusal)
+        return GenerationResult(release=None, funnel=funnel, refusal=refusal)
+    pairs = assembly.pairs
 
     manifest = Release(
         name=config.dataset.name, version="", created_by=f"abstaingen {code_version()}",
         config_fingerprint=config.fingerprint(seeds), sandbox=config.sandbox.backend,
-        counts={}, total_pairs=0, funnel=funnel,
+        counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines, leakage=assembly.leakage,
     )
     release = publish_release(config.dataset.output_dir, manifest, pairs, bundles)
     folder = config.dataset.output_dir / release.name / release.version
@@ -217,5 +218,5 @@ def run_generate(config: GenerateConfig, seeds: list[SeedInstruction] | None = N
     result = generate_release(config, in_scope)
     if result.release is None:
         rejected = "; ".join(f"{f.stage}: {f.rejected}" for f in result.funnel if f.rejected)
-        raise AbstaingenError(f"no pair survived validation, nothing was published ({rejected})")
+        raise AbstaingenError(f"release refused, nothing was published: {result.refusal} (rejections: {rejected or 'none'})")
     return result.release

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from abstaingen.model.common import Model
+from abstaingen.model.score import AgentMetrics, LeakageScore
 
 
 class FunnelStage(Model):
@@ -30,4 +31,6 @@ class Release(Model):
     total_pairs: int
     funnel: list[FunnelStage]
     cost_usd: float = 0.0
+    baselines: list[AgentMetrics] = Field(default_factory=list)
+    leakage: list[LeakageScore] = Field(default_factory=list)
     files: list[ReleaseFile] = Field(default_factory=list)
