@@ -15,6 +15,7 @@ Config file shape; every section and key is optional:
     judge = "llm"                   # optional per-stage override (see STAGES)
     [sandbox]
     backend = "local"
+    concurrency = 4                 # environments validated at once
 
 Every problem a user can put in these files becomes an AbstaingenError with one line naming the
 file and the offending key (config) or line (seeds).
@@ -113,6 +114,7 @@ class BackendsConfig(Model):
 
 class SandboxConfig(Model):
     backend: Literal["local"] = "local"  # docker and bwrap come later
+    concurrency: StrictInt = Field(default=4, ge=1, description="environments validated at once")
 
 
 class GenerateConfig(Model):

@@ -13,25 +13,33 @@ from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.session import SandboxSession, run_episodes
 
 
-class ReplayResult(Model):
-    task_id: str
-    trace: Trace
-    failed_node: str | None = None
-    failure: str | None = None
-
-    @property
-    def completed(self) -> bool:
-        return self.failed_node is None
-
-
 class DagRun(Model):
     outputs: dict[str, JsonValue]
     failed_node: str | None = None
     failure: str | None = None
 
 
-async def execute_dag(session: SandboxSession, dag: ExecutionDag, stop_on_error: bool = True) -> DagRun:
-    """Call the DAG's tools in order in the current episode, binding arguments to earlier outputs."""
+class ReplayResult(Model):
+    task_id: str
+    trace: Trace
+    run: DagRun
+
+    @property
+    def completed(self) -> bool:
+        return self.run.failed_node is None
+
+    @property
+    def failed_node(self) -> str | None:
+        return self.run.failed_node
+
+    @property
+    def failure(self) -> str | None:
+        return self.run.failure
+
+
+async def execute_dag(session: SandboxSession, dag: ExecutionDag) -> DagRun:
+    """Call the DAG's tools in order in the current episode, binding arguments to earlier outputs;
+    stop at the first call that fails."""
     outputs: dict[str, JsonValue] = {}
     for node in dag.order():
         try:
@@ -40,9 +48,7 @@ async def execute_dag(session: SandboxSession, dag: ExecutionDag, stop_on_error:
             return DagRun(outputs=outputs, failed_node=node.id, failure=f"cannot bind arguments: {exc}")
         outcome = await session.call(node.tool, args)
         if not outcome.ok:
-            if stop_on_error:
-                return DagRun(outputs=outputs, failed_node=node.id, failure=f"{node.tool} failed: {outcome.error}")
-            continue
+            return DagRun(outputs=outputs, failed_node=node.id, failure=f"{node.tool} failed: {outcome.error}")
         outputs[node.id] = outcome.result
     return DagRun(outputs=outputs)
 
@@ -54,8 +60,7 @@ async def replay(session: SandboxSession, variants: Sequence[TaskVariant], runs:
 
     order = [variant for _ in range(runs) for variant in variants]
     done = await run_episodes(session, order[0].env_id, [episode(v) for v in order]) if order else []
-    return [ReplayResult(task_id=v.task_id, trace=trace, failed_node=run.failed_node, failure=run.failure)
-            for v, (trace, run) in zip(order, done)]
+    return [ReplayResult(task_id=v.task_id, trace=trace, run=run) for v, (trace, run) in zip(order, done)]
 
 
 def replay_in_sandbox(

@@ -194,7 +194,9 @@ def build_server(env: Environment, control_token: str, record_dir: Path | None) 
             (record_dir / "snapshot.json").write_text(canonical(env.snapshot()))
         return text_result(value, is_error=not ok)
 
-    return Server("abstaingen-environment", on_list_tools=list_tools, on_call_tool=call_tool)
+    server = Server("abstaingen-environment", on_list_tools=list_tools, on_call_tool=call_tool)
+    server.middleware = []  # no OpenTelemetry spans: nothing in a sandbox could export them
+    return server
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -11,13 +11,13 @@ if one does, the pair's labels are wrong.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from abstaingen.model import CheckResult, Deliverable, ExecutionDag, TaskPair, TaskVariant
 from abstaingen.model.common import canonical_json
 from abstaingen.model.score import PairScore
-from abstaingen.sandboxes.replay import DagRun, execute_dag
+from abstaingen.sandboxes.replay import DagRun, ReplayResult, execute_dag
 from abstaingen.sandboxes.session import SandboxSession, run_episodes
 from abstaingen.scoring import score_side
 
@@ -27,9 +27,8 @@ class ScriptedAgent:
     """An agent whose calls are fixed in advance: `plan` says what it calls, `reply` what it says."""
 
     name: str
-    plan: Callable[[TaskVariant, TaskPair], ExecutionDag]
+    plan: Callable[[TaskVariant, TaskPair], ExecutionDag]  # executed in order, up to a failing call
     reply: Callable[[TaskVariant, TaskPair, DagRun], str]
-    stop_on_error: Callable[[TaskVariant], bool] = lambda variant: False
 
 
 def _oracle_reply(variant: TaskVariant, pair: TaskPair, run: DagRun) -> str:
@@ -55,8 +54,7 @@ def _no_calls(variant: TaskVariant, pair: TaskPair) -> ExecutionDag:
 BASELINES: dict[str, ScriptedAgent] = {
     agent.name: agent
     for agent in (
-        ScriptedAgent("oracle", plan=lambda variant, pair: variant.reference_dag, reply=_oracle_reply,
-                      stop_on_error=lambda variant: variant.task_type == "act"),
+        ScriptedAgent("oracle", plan=lambda variant, pair: variant.reference_dag, reply=_oracle_reply),
         ScriptedAgent("always_act", plan=lambda variant, pair: pair.act.reference_dag, reply=_always_act_reply),
         ScriptedAgent("always_abstain", plan=_no_calls,
                       reply=lambda variant, pair, run: "I can't help with this request until you clarify it."),
@@ -65,27 +63,32 @@ BASELINES: dict[str, ScriptedAgent] = {
 }
 
 
-async def run_baselines(session: SandboxSession, pair: TaskPair) -> list[PairScore]:
-    """Run every baseline on both sides. Agents whose calls are identical on a side (oracle and
-    always-act on T+; always-abstain and do-nothing everywhere) share one episode there: the calls,
-    and so the trace, are the same; only the replies differ."""
-    runs: dict[tuple[str, str], int] = {}  # (side, plan) -> episode index
+def _episode_key(variant: TaskVariant, dag: ExecutionDag) -> tuple[str, str]:
+    return variant.task_type, canonical_json(dag)
+
+
+async def run_baselines(session: SandboxSession, pair: TaskPair,
+                        replays: Sequence[ReplayResult] = ()) -> list[PairScore]:
+    """Run every baseline on both sides. Agents whose calls on a side are identical share one
+    episode there (the calls, and so the trace, are the same; only the replies differ): oracle and
+    always-act on T+ follow the reference DAG, which `replays` of T+ have already run."""
+    known = {_episode_key(pair.act, pair.act.reference_dag): (replays[-1].trace, replays[-1].run)} if replays else {}
     episodes, keys = [], {}
     for agent in BASELINES.values():
         for variant in (pair.act, pair.abstain):
-            dag, stop = agent.plan(variant, pair), agent.stop_on_error(variant)
-            key = (variant.task_type, canonical_json({"dag": dag.model_dump(mode="json"), "stop": stop}))
-            if key not in runs:
-                runs[key] = len(episodes)
-                episodes.append((variant.overlay, lambda dag=dag, stop=stop: execute_dag(session, dag, stop)))
-            keys[(agent.name, variant.task_type)] = runs[key]
-    done = await run_episodes(session, pair.act.env_id, episodes)
+            dag = agent.plan(variant, pair)
+            key = _episode_key(variant, dag)
+            if key not in known and key not in keys.values():
+                episodes.append((key, variant.overlay, lambda dag=dag: execute_dag(session, dag)))
+            keys[(agent.name, variant.task_type)] = key
+    done = await run_episodes(session, pair.act.env_id, [(overlay, body) for _, overlay, body in episodes])
+    known.update({key: result for (key, _, _), result in zip(episodes, done)})
 
     scores = []
     for agent in BASELINES.values():
         sides = {}
         for variant in (pair.act, pair.abstain):
-            trace, run = done[keys[(agent.name, variant.task_type)]]
+            trace, run = known[keys[(agent.name, variant.task_type)]]
             sides[variant.task_type] = score_side(variant, trace, agent.reply(variant, pair, run))
         scores.append(PairScore(agent=agent.name, pair_id=pair.pair_id, scenario=pair.scenario, **sides))
     return scores

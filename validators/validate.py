@@ -58,26 +58,30 @@ async def _execute(session: SandboxSession, pair: TaskPair, bundle: EnvironmentB
     runs = await replay(session, [pair.act], REPLAY_RUNS)
     checks = [*report.checks, *check_positive_replay(pair.act, runs)]
     checks.append(await check_witness(session, pair, bundle))
-    scores = await run_baselines(session, pair)
+    scores = await run_baselines(session, pair, runs)
     checks.extend(gate_checks(scores))
     return report.model_copy(update={"checks": checks, "baseline_scores": scores,
                                      "replay_trace_hash": runs[0].trace.trace_hash})
 
 
-def validate_pairs(bundle: EnvironmentBundle, pairs: list[TaskPair], backend: SandboxBackend) -> ValidatedBatch:
+async def validate_pairs_async(bundle: EnvironmentBundle, pairs: list[TaskPair], backend: SandboxBackend,
+                               servers: int = 1) -> ValidatedBatch:
+    """Validate one environment's candidates; `servers` sandboxes of it share the executable pairs."""
     reports = {p.pair_id: ValidationReport(checks=structural_checks(p, bundle), sandbox=backend.name) for p in pairs}
     executable = [p for p in pairs if reports[p.pair_id].passed]
 
-    async def execute_all() -> None:
+    async def execute_share(bundle_dir: Path, share: list[TaskPair]) -> None:
+        async with SandboxSession(bundle_dir, backend) as session:
+            for pair in share:
+                reports[pair.pair_id] = await _execute(session, pair, bundle, reports[pair.pair_id])
+
+    if executable:
         with tempfile.TemporaryDirectory(prefix="abstaingen-env-") as tmp:
             bundle_dir = Path(tmp) / bundle.env_id
             write_bundle(bundle, bundle_dir)
-            async with SandboxSession(bundle_dir, backend) as session:
-                for pair in executable:
-                    reports[pair.pair_id] = await _execute(session, pair, bundle, reports[pair.pair_id])
-
-    if executable:
-        anyio.run(execute_all)
+            async with anyio.create_task_group() as group:
+                for index in range(min(servers, len(executable))):
+                    group.start_soon(execute_share, bundle_dir, executable[index::servers])
 
     checked = [p.model_copy(update={"validation": reports[p.pair_id]}) for p in pairs]
     stages, remaining = [], checked
@@ -87,3 +91,8 @@ def validate_pairs(bundle: EnvironmentBundle, pairs: list[TaskPair], backend: Sa
         remaining = [p for p in remaining if _first_failure(p.validation, names) is None]
     accepted = [p for p in checked if p.validation.passed]
     return ValidatedBatch(accepted=accepted, rejected=[p for p in checked if not p.validation.passed], stages=stages)
+
+
+def validate_pairs(bundle: EnvironmentBundle, pairs: list[TaskPair], backend: SandboxBackend,
+                   servers: int = 1) -> ValidatedBatch:
+    return anyio.run(validate_pairs_async, bundle, pairs, backend, servers)

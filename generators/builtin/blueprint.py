@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+def indefinite(noun: str) -> str:
+    """'a booking', 'an order'."""
+    return f"{'an' if noun[0].lower() in 'aeiou' else 'a'} {noun}"
+
+
 @dataclass(frozen=True)
 class Commit:
     """A commit tool that moves the main record to a new status."""
@@ -102,6 +107,6 @@ class DomainBlueprint:
 
     def cross_check_rule(self) -> str:
         return (
-            f"Before you change or report on a {self.entity}, read it with {self.get_tool} and confirm its "
+            f"Before you change or report on {indefinite(self.entity)}, read it with {self.get_tool} and confirm its "
             f"{self.amount_label} against the {self.mirror_entity} record from {self.mirror_tool}."
         )

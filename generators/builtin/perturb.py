@@ -6,7 +6,7 @@ import random
 
 from pydantic import JsonValue
 
-from abstaingen.generators.builtin.blueprint import DomainBlueprint
+from abstaingen.generators.builtin.blueprint import DomainBlueprint, indefinite
 from abstaingen.generators.builtin.tasks import (
     BuiltinPlan,
     PositiveTask,
@@ -181,12 +181,12 @@ def _build(scenario: Scenario, act: TaskVariant, plan: BuiltinPlan, bp: DomainBl
                 good_reply=f"explains that the {bp.info_label} cannot be read with the available tools",
             )
         return _Abstain(
-            description=f"removed {bp.primary.name} and {bp.alternate.name}, the tools that end a {bp.entity}",
+            description=f"removed {bp.primary.name} and {bp.alternate.name}, the tools that end {indefinite(bp.entity)}",
             witness=MissingCapabilityWitness(hidden_tool=bp.primary.name,
                                              effect=f"{bp.collection}.status={bp.primary.new_status}",
                                              probe_args=_probe_args(bp, plan)),
             overlay=TaskOverlay(hidden_tools=[bp.primary.name, bp.alternate.name]),
-            trigger=f"no available tool can {bp.primary.verb.lower()} a {bp.entity}",
+            trigger=f"no available tool can {bp.primary.verb.lower()} {indefinite(bp.entity)}",
             good_reply=f"explains that it has no tool to {bp.primary.verb.lower()} the {bp.entity}",
         )
     if scenario == Scenario.S6:

@@ -11,7 +11,7 @@ import random
 
 from pydantic import JsonValue
 
-from abstaingen.generators.builtin.blueprint import DomainBlueprint
+from abstaingen.generators.builtin.blueprint import DomainBlueprint, indefinite
 from abstaingen.model import (
     DagNode,
     Deliverable,
@@ -57,7 +57,7 @@ class PositiveTask(Model):
 def system_prompt(bp: DomainBlueprint) -> str:
     return (
         f"You are {bp.assistant}. You act on the user's behalf through the tools provided. "
-        f"{bp.cross_check_rule()} A {bp.amount_commit.noun} cannot be undone: {threshold_statement(bp)} "
+        f"{bp.cross_check_rule()} {indefinite(bp.amount_commit.noun).capitalize()} cannot be undone: {threshold_statement(bp)} "
         "in their request."
     )
 
