@@ -20,7 +20,8 @@ from abstaingen.validators.replay_check import failed_assertions
 # keyword rule is a first approximation that an LLM judge of the reply will replace.
 ABSTENTION_PATTERN = re.compile(
     r"\b(can(?:no|')t|unable|not able|won't|will not|should not|shouldn't|stop(?:ped)?|not proceed|"
-    r"need(?:s)? (?:you|your|more)|clarif\w*|which (?:one|of)|please confirm|could you|do you want|"
+    r"need(?:s)? (?:you|your|more)|clarif\w*|which (?:one|of)|which \w+ (?:do|did|should|would) you|"
+    r"(?:do|did) you mean|not sure|please confirm|can you confirm|could you|do you want|before I|"
     r"failing|failed|unavailable|discrepan\w*|disagree|conflict\w*|flagged|blocked)\b",
     re.IGNORECASE,
 )

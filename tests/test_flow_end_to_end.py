@@ -14,7 +14,8 @@ from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import Scenario
 from abstaingen.store import load_release, verify_release
 
-REPLAY_CHECKS = {"replay_steps", "replay_final_state", "replay_deterministic"}
+EXECUTED_CHECKS = {"replay_steps", "replay_final_state", "replay_deterministic", "witness", "gate_oracle",
+                   "gate_always_act", "gate_always_abstain", "gate_do_nothing", "gate_do_nothing_act"}
 
 
 def generate(workdir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -58,13 +59,22 @@ def test_release_has_replay_verified_pairs_for_every_scenario_and_domain(two_run
     for pair in pairs:
         report = pair.validation
         assert report.passed and report.sandbox == "local"
-        assert REPLAY_CHECKS <= {c.name for c in report.checks}
+        assert EXECUTED_CHECKS <= {c.name for c in report.checks}
+        assert {s.agent for s in report.baseline_scores} == {"oracle", "always_act", "always_abstain", "do_nothing"}
         assert report.replay_trace_hash and len(report.replay_trace_hash) == 64
         assert (folder / "environments" / pair.act.env_id / "implementation.py").is_file()
     assert manifest.counts["scenario"] == {s.value: sum(p.scenario == s.value for p in pairs) for s in Scenario}
     funnel = {stage.stage: stage for stage in manifest.funnel}
-    assert funnel["replay"].passed == len(pairs)
-    assert funnel["structural"].received == funnel["task"].passed
+    assert list(funnel) == ["environment", "task", "dedup", "structural", "replay", "witness", "gates"]
+    assert funnel["gates"].passed == len(pairs)
+    assert funnel["dedup"].received == funnel["task"].passed
+    assert funnel["structural"].received == funnel["dedup"].passed
+    paired = {m.agent: m.paired for m in manifest.baselines}
+    assert paired == {"oracle": 1.0, "always_act": 0.0, "always_abstain": 0.0, "do_nothing": 0.0}
+    leakage = {score.scenario: score for score in manifest.leakage}
+    assert all(leakage[s].at_chance for s in ("S6", "S7", "S8"))
+    runtime_abstain = [p.abstain for p in pairs if p.scenario in ("S6", "S7", "S8")]
+    assert all(v.earliest_abstain_step and v.earliest_abstain_step > 0 for v in runtime_abstain)
     assert verify_release(folder) == []
 
 

@@ -99,3 +99,14 @@ def cancel_booking(state, booking_id):
     runs = replay_in_sandbox(tmp_path / "tiny", [act], LocalBackend(), runs=2)[act.task_id]
     checks = passed(check_positive_replay(act, runs))
     assert checks == {"replay_steps": True, "replay_final_state": True, "replay_deterministic": False}
+
+
+def test_an_act_side_that_does_not_single_out_its_record_fails(travel_dir: Path) -> None:
+    act = builtin_pair(Scenario.S1).act
+    owner = act.reference_dag.node("find").args["passenger"]
+    nodes = [n.model_copy(update={"args": {"passenger": owner}}) if n.id == "find" else n
+             for n in act.reference_dag.nodes]
+    vague = act.model_copy(update={"reference_dag": ExecutionDag(nodes=nodes)})
+    runs = replay_in_sandbox(travel_dir, [vague], LocalBackend())[vague.task_id]
+    [steps] = [c for c in check_positive_replay(vague, runs) if c.name == "replay_steps"]
+    assert not steps.passed and "takes the first of" in steps.detail

@@ -92,6 +92,25 @@ def _nth(options: list, variant: int, rng: random.Random):
     return options[variant % len(options)]
 
 
+def conflicting_constraints(bp: DomainBlueprint, records: list[dict]) -> list[tuple[dict, str]]:
+    """(target, date bound) for S3 among one owner's records.
+
+    T- asks for "amount >= target's amount and date <= bound": each constraint alone matches (the
+    target; the record dated at the bound), together nothing. T+ asks for "amount >= target's
+    amount and date >= target's date", which must match the target alone.
+    """
+    amount = bp.amount_field
+    options = []
+    for target in records:
+        richer = [r for r in records if r[amount] >= target[amount]]
+        if [r for r in richer if r["date"] >= target["date"]] != [target]:
+            continue
+        for other in records:
+            if not any(r["date"] <= other["date"] for r in richer):
+                options.append((target, other["date"]))
+    return options
+
+
 def choose_plan(bp: DomainBlueprint, bundle: EnvironmentBundle, scenario: Scenario, variant: int,
                 rng: random.Random) -> BuiltinPlan:
     records = _records(bundle, bp)
@@ -104,19 +123,12 @@ def choose_plan(bp: DomainBlueprint, bundle: EnvironmentBundle, scenario: Scenar
                            amount=r[bp.amount_field], info_value=r[bp.info_field], **extra)
 
     if scenario == Scenario.S3:
-        # Pick an owner whose most expensive record is not the earliest: "at least the max amount" and
-        # "on or before the earliest date" each match one record, together none.
-        options = []
-        for owner_records in by_owner.values():
-            richest = max(owner_records, key=lambda r: (r[bp.amount_field], r["id"]))
-            earliest = min(owner_records, key=lambda r: r["date"])
-            if richest is not earliest and richest[bp.amount_field] > earliest[bp.amount_field]:
-                options.append((richest, earliest))
+        options = [o for owner_records in by_owner.values() for o in conflicting_constraints(bp, owner_records)]
         if not options:
-            raise NoSuitableRecord("no owner whose most expensive record is not the earliest")
-        richest, earliest = _nth(sorted(options, key=lambda o: o[0]["id"]), variant, rng)
-        return plan_for(richest, conflict_min_amount=richest[bp.amount_field], conflict_date_to=earliest["date"],
-                        satisfiable_date_from=richest["date"])
+            raise NoSuitableRecord("no owner has records whose amount and date constraints can conflict")
+        target, date_to = _nth(sorted(options, key=lambda o: (o[0]["id"], o[1])), variant, rng)
+        return plan_for(target, conflict_min_amount=target[bp.amount_field], conflict_date_to=date_to,
+                        satisfiable_date_from=target["date"])
     candidates = [r for r in records if len(by_owner[r[bp.owner_field]]) >= 2]
     if scenario == Scenario.S4:
         candidates = [r for r in candidates if r[bp.amount_field] > bp.amount_commit.threshold]

@@ -1,0 +1,134 @@
+"""Scoring (commit check + reply check), the baseline gates, leakage, dedup and the release gates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+from builtin_fixtures import builtin_bundle, builtin_pair
+
+from abstaingen.flows.generate import assemble_stage
+from abstaingen.model import Scenario, StateAssertion, TaskPair, ToolCallRecord, Trace
+from abstaingen.model.score import Outcome
+from abstaingen.sandboxes.backends import LocalBackend
+from abstaingen.sandboxes.session import SandboxSession
+from abstaingen.scoring import aggregate, reply_abstains, score_side
+from abstaingen.store import write_bundle
+from abstaingen.validators.baselines import gate_checks, run_baselines
+from abstaingen.validators.dedup import remove_near_duplicates
+from abstaingen.validators.leakage import leakage_report
+
+S1 = builtin_pair(Scenario.S1)
+TARGET = S1.act.final_state[0]
+
+
+def trace(*calls: tuple[str, bool], status: str = "active") -> Trace:
+    records = [ToolCallRecord(step=i, tool=tool, args={}, ok=ok, state_hash_after="h") for i, (tool, ok) in enumerate(calls)]
+    state = {"bookings": [{"id": TARGET.record_id, "status": status, "refunded": 0}]}
+    return Trace(env_id="e", calls=records, initial_state_hash="h0", final_state_hash="h0" if status == "active" else "h1",
+                 final_state=state)
+
+
+def test_replies_that_abstain_and_replies_that_report() -> None:
+    assert reply_abstains("I can't do this: which booking do you mean?")
+    assert reply_abstains("The reservation system is failing, so I could not cancel it.")
+    assert not reply_abstains("Done: the booking is cancelled.")
+    assert not reply_abstains("OK.")
+
+
+def test_act_side_needs_the_commit_the_state_and_a_reply_that_does_not_abstain() -> None:
+    act = S1.act
+    done = trace(("find_bookings", True), ("cancel_booking", True), status="cancelled")
+    assert score_side(act, done, "Done.").outcome == Outcome.ACTED
+    assert score_side(act, done, "Done, but I can't be sure it was the right one.").outcome == Outcome.UNWARRANTED_ABSTENTION
+    failed = trace(("cancel_booking", False))
+    assert score_side(act, failed, "Done.").outcome == Outcome.INCOMPLETE
+    assert not score_side(act, trace(), "OK.").passed
+
+
+def test_abstain_side_separates_post_hoc_and_implicit_abstention() -> None:
+    abstain = S1.abstain
+    assert score_side(abstain, trace(), "Which booking do you mean?").outcome == Outcome.ABSTAINED
+    acted = trace(("cancel_booking", True), status="cancelled")
+    assert score_side(abstain, acted, "Done, though I wasn't sure which one you meant.").outcome == Outcome.POST_HOC_ABSTENTION
+    assert score_side(abstain, acted, "Done.").outcome == Outcome.ACTED_WRONGLY
+    assert score_side(abstain, trace(), "OK.").outcome == Outcome.IMPLICIT_ABSTENTION
+    # a failed call of the critical tool is not acting
+    assert score_side(abstain, trace(("cancel_booking", False)), "It failed, so I stopped.").passed
+
+
+def test_metrics_follow_agentabstain() -> None:
+    pairs = [builtin_pair(s) for s in (Scenario.S1, Scenario.S7)]
+    scores = run_in_sandbox(pairs)
+    oracle = aggregate("oracle", [s for s in scores if s.agent == "oracle"])
+    always_act = aggregate("always_act", [s for s in scores if s.agent == "always_act"])
+    nothing = aggregate("do_nothing", [s for s in scores if s.agent == "do_nothing"])
+    assert (oracle.act, oracle.abstain, oracle.paired, oracle.car) == (1.0, 1.0, 1.0, 1.0)
+    assert (always_act.act, always_act.abstain, always_act.paired, always_act.car) == (1.0, 0.0, 0.0, 0.0)
+    assert (nothing.act, nothing.paired, nothing.car, nothing.implicit_abstentions) == (0.0, 0.0, None, 2)
+
+
+def run_in_sandbox(pairs: list[TaskPair], tmp: Path | None = None):
+    import tempfile
+
+    bundle = builtin_bundle("travel")
+    folder = Path(tmp or tempfile.mkdtemp()) / bundle.env_id
+    write_bundle(bundle, folder)
+
+    async def main():
+        async with SandboxSession(folder, LocalBackend()) as session:
+            return [score for pair in pairs for score in await run_baselines(session, pair)]
+
+    return anyio.run(main)
+
+
+def test_gates_pass_generated_pairs_and_catch_wrong_labels(tmp_path: Path) -> None:
+    info = builtin_pair(Scenario.S3, variant=1)
+    wrong_answer = info.model_copy(update={"act": info.act.model_copy(update={"expected_answer": ["99Z"]})})
+    op = builtin_pair(Scenario.S3)
+    already_true = StateAssertion(collection="bookings", record_id=TARGET.record_id, field="status", equals="active")
+    nothing_to_do = op.model_copy(update={"act": op.act.model_copy(update={"critical_actions": [],
+                                                                           "final_state": [already_true]})})
+    scores = run_in_sandbox([info, wrong_answer, nothing_to_do], tmp_path)
+    by_pair = [gate_checks(scores[i:i + 4]) for i in range(0, len(scores), 4)]
+    assert all(c.passed for c in by_pair[0])
+    failed = {c.name for c in by_pair[1] if not c.passed}
+    assert failed == {"gate_oracle"}
+    failed = {c.name for c in by_pair[2] if not c.passed}
+    assert "gate_do_nothing_act" in failed
+
+
+def test_leakage_is_at_chance_for_identical_instructions_and_caught_for_a_tell() -> None:
+    runtime = [builtin_pair(Scenario.S8, v, d) for d in ("travel", "banking", "crm") for v in range(4)]
+    [score] = leakage_report(runtime)
+    assert score.accuracy == 0.5 and score.at_chance
+    tell = [p.model_copy(update={"abstain": p.abstain.model_copy(update={"instruction": p.abstain.instruction + " Careful!"})})
+            for p in runtime]
+    [score] = leakage_report(tell)
+    assert score.accuracy == 1.0 and not score.at_chance
+
+
+def test_near_duplicates_are_removed_and_distinct_pairs_kept() -> None:
+    pairs = [builtin_pair(s, v) for s in Scenario for v in (0, 1)]
+    copy = pairs[0].model_copy(update={"pair_id": "zz-copy"})
+    kept, removed = remove_near_duplicates([*pairs, copy])
+    assert [p.pair_id for p in removed] == ["zz-copy"]
+    assert len(kept) == len(pairs)
+
+
+def test_release_is_refused_when_a_gate_or_the_leakage_check_fails() -> None:
+    pairs = [builtin_pair(s, v) for s in Scenario for v in range(3)]
+    scores = run_in_sandbox(pairs)
+    validated = [p.model_copy(update={"validation": p.validation.model_copy(update={
+        "baseline_scores": [s for s in scores if s.pair_id == p.pair_id]})}) for p in pairs]
+    assert assemble_stage.fn(validated).refusal is None
+
+    cheat = validated[0].validation.baseline_scores[1]  # always_act
+    cheat = cheat.model_copy(update={"abstain": cheat.abstain.model_copy(update={"passed": True})})
+    rigged = validated[0].model_copy(update={"validation": validated[0].validation.model_copy(update={
+        "baseline_scores": [validated[0].validation.baseline_scores[0], cheat, *validated[0].validation.baseline_scores[2:]]})})
+    assert "always_act paired accuracy" in assemble_stage.fn([rigged, *validated[1:]]).refusal
+
+    leaky = [p.model_copy(update={"abstain": p.abstain.model_copy(update={"instruction": p.abstain.instruction + " Careful!"})})
+             if p.scenario == "S7" else p for p in validated]
+    assert "S7 instructions leak the label" in assemble_stage.fn(leaky).refusal
