@@ -14,8 +14,11 @@ Config file shape; every section and key is optional:
     default = "builtin"             # "builtin" | "llm"
     judge = "llm"                   # optional per-stage override (see STAGES)
     [sandbox]
-    backend = "local"
+    backend = "auto"                # auto | bwrap | local (auto: bwrap if usable, else local)
     concurrency = 4                 # environments validated at once
+    call_timeout_s = 10             # a tool call that takes longer fails its pair
+    memory_mb = 1024
+    allow_unsandboxed = false       # LLM-written code may run in a plain subprocess only if true
 
 Every problem a user can put in these files becomes an AbstaingenError with one line naming the
 file and the offending key (config) or line (seeds).
@@ -113,8 +116,11 @@ class BackendsConfig(Model):
 
 
 class SandboxConfig(Model):
-    backend: Literal["local"] = "local"  # docker and bwrap come later
+    backend: Literal["auto", "bwrap", "local"] = "auto"  # auto: bwrap if usable, else local
     concurrency: StrictInt = Field(default=4, ge=1, description="environments validated at once")
+    call_timeout_s: float = Field(default=10.0, gt=0)
+    memory_mb: StrictInt = Field(default=1024, ge=256)
+    allow_unsandboxed: bool = Field(default=False, description="let LLM-written code run in a plain subprocess")
 
 
 class GenerateConfig(Model):

@@ -21,7 +21,7 @@ from prefect.artifacts import acreate_markdown_artifact, acreate_table_artifact
 from prefect.cache_policies import NONE
 
 import abstaingen
-from abstaingen.config import GenerateConfig, SeedInstruction
+from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction
 from abstaingen.errors import AbstaingenError
 from abstaingen.generators.builtin.capability import default_seeds, extract_capabilities
 from abstaingen.generators.builtin.domains import DOMAINS
@@ -39,7 +39,7 @@ from abstaingen.model import (
 )
 from abstaingen.model.common import Model
 from abstaingen.model.score import AgentMetrics, LeakageScore
-from abstaingen.sandboxes.backends import get_backend
+from abstaingen.sandboxes.backends import SandboxLimits, select_backend
 from abstaingen.scoring import aggregate
 from abstaingen.store import publish_release
 from abstaingen.validators.baselines import BASELINES
@@ -47,7 +47,7 @@ from abstaingen.validators.dedup import remove_near_duplicates
 from abstaingen.validators.leakage import leakage_report
 from abstaingen.validators.validate import StageCount, ValidatedBatch, validate_pairs_async
 
-STAGES = ("environment", "task", "dedup", "structural", "replay", "witness", "gates")
+STAGES = ("environment", "task", "dedup", "env_checks", "structural", "replay", "witness", "gates")
 RUNTIME_SCENARIOS = {"S6", "S7", "S8"}
 
 
@@ -100,11 +100,13 @@ def perturb_stage(positives: PositiveBatch, provenance: Provenance, seed: int) -
 
 
 @task(name="validate", cache_policy=NONE)
-async def validate_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandbox: str) -> ValidatedBatch:
-    return await validate_pairs_async(bundle, pairs, get_backend(sandbox))
+async def validate_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandbox: SandboxConfig) -> ValidatedBatch:
+    backend = select_backend(sandbox.backend, SandboxLimits(call_timeout_s=sandbox.call_timeout_s,
+                                                            memory_mb=sandbox.memory_mb))
+    return await validate_pairs_async(bundle, pairs, backend, sandbox.allow_unsandboxed)
 
 
-async def validate_all(bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]], sandbox: str,
+async def validate_all(bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]], sandbox: SandboxConfig,
                        concurrency: int) -> list[ValidatedBatch]:
     """Validate environments concurrently on the flow's event loop. Sandbox sessions spend their
     time waiting on each other's round trips, which one loop interleaves well; threads, each with
@@ -158,6 +160,11 @@ def assemble_stage(kept: list[TaskPair]) -> Assembly:
     return Assembly(pairs=kept, baselines=baselines, leakage=leakage, refusal="; ".join(problems) or None)
 
 
+def sandbox_used(pairs: list[TaskPair]) -> str:
+    """The backend(s) that actually ran the pairs (auto may differ from machine to machine)."""
+    return "+".join(sorted({p.validation.sandbox or "none" for p in pairs}))
+
+
 def merge_funnel(batches: list[StageCount]) -> list[FunnelStage]:
     stages: dict[str, FunnelStage] = {}
     for batch in batches:
@@ -205,7 +212,7 @@ async def generate_release(config: GenerateConfig, seeds: list[SeedInstruction])
                                          unmapped(seed)).result()
     candidates = perturb_stage.map(positives, unmapped(provenance), unmapped(seed)).result()
     unique = dedup_stage(bundles, candidates)
-    batches = await validate_all(bundles, unique.by_environment, config.sandbox.backend, config.sandbox.concurrency)
+    batches = await validate_all(bundles, unique.by_environment, config.sandbox, config.sandbox.concurrency)
     assembly = assemble_stage([p for batch in batches for p in batch.accepted])
 
     funnel = merge_funnel([p.funnel for p in positives] + [unique.funnel]
@@ -224,7 +231,7 @@ async def generate_release(config: GenerateConfig, seeds: list[SeedInstruction])
 
     manifest = Release(
         name=config.dataset.name, version="", created_by=f"abstaingen {code_version()}",
-        config_fingerprint=config.fingerprint(seeds), sandbox=config.sandbox.backend,
+        config_fingerprint=config.fingerprint(seeds), sandbox=sandbox_used(pairs),
         counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines, leakage=assembly.leakage,
     )
     release = publish_release(config.dataset.output_dir, manifest, pairs, bundles)

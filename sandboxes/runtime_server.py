@@ -24,6 +24,7 @@ import asyncio
 import hashlib
 import json
 import os
+import resource
 import secrets
 import sys
 from pathlib import Path
@@ -59,6 +60,10 @@ def apply_patch(state: dict, patch: list[dict]) -> None:
             del records[index]
         else:
             raise ValueError(f"unknown patch op {op['op']!r}")
+
+
+class ResultTooLarge(Exception):
+    pass
 
 
 class Environment:
@@ -124,9 +129,10 @@ class Environment:
             return False, f"Invalid arguments for {name}: {error.message}"
         try:
             result = self.handlers[name](self.state, **args)
-            canonical(result)  # the result must be JSON
+            if len(canonical(result)) > MAX_RESULT_BYTES:  # also checks that the result is JSON
+                raise ResultTooLarge(f"{name} returned more than {MAX_RESULT_BYTES} bytes")
             self.state_json = canonical(self.state)
-        except ValueError as exc:
+        except (ValueError, ResultTooLarge) as exc:
             self.state = json.loads(self.state_json)  # roll back to the state before the call
             return False, str(exc)
         except Exception as exc:  # a bug in the implementation: roll back, report, keep serving
@@ -204,8 +210,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("bundle_dir", type=Path)
     parser.add_argument("--overlay", type=Path, help="task overlay JSON to apply at start")
     parser.add_argument("--record", type=Path, help="write the execution log and state here after each call")
+    parser.add_argument("--memory-mb", type=int, default=1024, help="address-space limit of this process")
     options = parser.parse_args(argv)
 
+    limit_resources(options.memory_mb)
     try:
         env = Environment(options.bundle_dir)
         if options.overlay:
@@ -230,6 +238,16 @@ def main(argv: list[str] | None = None) -> None:
 
 
 MAX_MESSAGE_BYTES = 64 * 2**20
+MAX_RESULT_BYTES = 2**20
+
+
+def limit_resources(memory_mb: int) -> None:
+    """Limits the tool code cannot lift, set before it is loaded. Docker adds cgroup limits on top;
+    under bwrap and a plain subprocess these are the only ones."""
+    memory = memory_mb * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2**20, 2**20))  # no large files, even in scratch
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def claim_stdio() -> tuple[BinaryIO, BinaryIO]:

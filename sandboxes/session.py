@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import secrets
 import tempfile
-from contextlib import AsyncExitStack
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import anyio
 import mcp_types as types
 from mcp import ClientSession
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
 
 from abstaingen.errors import AbstaingenError
 from abstaingen.model import JsonValue, TaskOverlay, ToolCallRecord, Trace
@@ -40,10 +42,11 @@ class SandboxSession:
     The control token never leaves this object, so only the grader can reset or snapshot.
     """
 
-    def __init__(self, bundle_dir: Path, backend: SandboxBackend, timeout_s: float = 30.0):
+    def __init__(self, bundle_dir: Path, backend: SandboxBackend, start_timeout_s: float = 60.0):
         self.bundle_dir = bundle_dir
         self.backend = backend
-        self.timeout_s = timeout_s
+        self.call_timeout_s = backend.limits.call_timeout_s
+        self.start_timeout_s = start_timeout_s
         self._token = secrets.token_hex(16)
         self._stack = AsyncExitStack()
         self._session: ClientSession | None = None
@@ -53,10 +56,10 @@ class SandboxSession:
         params = self.backend.server_parameters(self.bundle_dir, {"ABSTAINGEN_CONTROL_TOKEN": self._token})
         try:
             read, write = await self._stack.enter_async_context(stdio_client(params, errlog=self._errlog))
-            session = ClientSession(read, write, read_timeout_seconds=self.timeout_s)
-            self._session = await self._stack.enter_async_context(session)
-            await self._session.initialize()
-            await self._session.list_tools()  # warms the client's tool cache used to check results
+            self._session = await self._stack.enter_async_context(ClientSession(read, write))
+            with anyio.fail_after(self.start_timeout_s):
+                await self._session.initialize()
+                await self._session.list_tools()  # warms the client's tool cache used to check results
         except Exception as exc:
             await self._stack.aclose()
             raise SandboxError(f"sandbox for {self.bundle_dir.name} did not start: {exc}{self._stderr_tail()}") from exc
@@ -81,14 +84,28 @@ class SandboxSession:
         return (await self.session.list_tools()).tools
 
     async def call(self, tool: str, args: dict[str, JsonValue]) -> CallOutcome:
-        return self._outcome(await self.session.call_tool(tool, args))
+        with self._deadline(tool):
+            return self._outcome(await self.session.call_tool(tool, args))
+
+    @contextmanager
+    def _deadline(self, what: str) -> Iterator[None]:
+        """A call that does not answer in time leaves the server unusable: the caller must drop
+        this session (leaving `async with` kills the process) and start a new one."""
+        try:
+            with anyio.fail_after(self.call_timeout_s):
+                yield
+        except TimeoutError:
+            raise SandboxError(f"{what} did not answer within {self.call_timeout_s:g} s") from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, MCPError) as exc:
+            raise SandboxError(f"{what}: the sandbox stopped answering ({exc}){self._stderr_tail()}") from None
 
     async def _control(self, tool: str, args: dict[str, JsonValue]) -> CallOutcome:
         """A grader-only call. Sent as a raw request: the tool is unlisted, so the client's result
         check (which re-lists tools and warns for unknown names) does not apply."""
         request = types.CallToolRequest(params=types.CallToolRequestParams(
             name=tool, arguments={"token": self._token, **args}))
-        return self._outcome(await self.session.send_request(request, types.CallToolResult))
+        with self._deadline(tool):
+            return self._outcome(await self.session.send_request(request, types.CallToolResult))
 
     @staticmethod
     def _outcome(result: types.CallToolResult) -> CallOutcome:

@@ -44,7 +44,7 @@ def test_defaults_without_a_file() -> None:
     assert config.generation.domains == tuple(DOMAIN_NAMES)
     assert config.generation.variants_per_scenario == 2
     assert config.generation.seeds_file is None
-    assert config.sandbox.backend == "local"
+    assert config.sandbox.backend == "auto"
     assert all(config.backend_for(stage) == "builtin" for stage in STAGES)
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import Scenario
+from abstaingen.sandboxes.backends import BwrapBackend
 from abstaingen.store import load_release, verify_release
 
 EXECUTED_CHECKS = {"replay_steps", "replay_final_state", "replay_deterministic", "witness", "gate_oracle",
@@ -53,22 +54,23 @@ def test_release_has_replay_verified_pairs_for_every_scenario_and_domain(two_run
     folder = workdir / "artifacts" / "abstaingen-builtin" / "v1"
     manifest, pairs = load_release(folder)
     assert manifest.total_pairs == len(pairs) >= 24
+    assert manifest.sandbox == ("bwrap" if BwrapBackend.available() else "local")  # auto picks the strongest
     assert {p.scenario for p in pairs} == {s.value for s in Scenario}
     assert {p.domain for p in pairs} == set(DOMAINS)
     assert {p.act.deliverable.value for p in pairs} == {"op", "info"}
     for pair in pairs:
         report = pair.validation
-        assert report.passed and report.sandbox == "local"
+        assert report.passed and report.sandbox == manifest.sandbox
         assert EXECUTED_CHECKS <= {c.name for c in report.checks}
         assert {s.agent for s in report.baseline_scores} == {"oracle", "always_act", "always_abstain", "do_nothing"}
         assert report.replay_trace_hash and len(report.replay_trace_hash) == 64
         assert (folder / "environments" / pair.act.env_id / "implementation.py").is_file()
     assert manifest.counts["scenario"] == {s.value: sum(p.scenario == s.value for p in pairs) for s in Scenario}
     funnel = {stage.stage: stage for stage in manifest.funnel}
-    assert list(funnel) == ["environment", "task", "dedup", "structural", "replay", "witness", "gates"]
+    assert list(funnel) == ["environment", "task", "dedup", "env_checks", "structural", "replay", "witness", "gates"]
     assert funnel["gates"].passed == len(pairs)
     assert funnel["dedup"].received == funnel["task"].passed
-    assert funnel["structural"].received == funnel["dedup"].passed
+    assert funnel["env_checks"].received == funnel["dedup"].passed
     paired = {m.agent: m.paired for m in manifest.baselines}
     assert paired == {"oracle": 1.0, "always_act": 0.0, "always_abstain": 0.0, "do_nothing": 0.0}
     leakage = {score.scenario: score for score in manifest.leakage}

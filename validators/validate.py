@@ -12,18 +12,24 @@ from pathlib import Path
 
 import anyio
 
-from abstaingen.model import EnvironmentBundle, TaskPair, ValidationReport
+from abstaingen.model import CheckResult, EnvironmentBundle, TaskPair, ValidationReport
 from abstaingen.model.common import Model
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.replay import replay
-from abstaingen.sandboxes.session import SandboxSession
+from abstaingen.sandboxes.session import SandboxError, SandboxSession
 from abstaingen.store import write_bundle
 from abstaingen.validators.baselines import gate_checks, run_baselines
+from abstaingen.validators.code_gate import CHECK as CODE_GATE
+from abstaingen.validators.code_gate import check_code
+from abstaingen.validators.environment_checks import CHECKS as ENVIRONMENT_CHECKS
+from abstaingen.validators.environment_checks import check_environment
 from abstaingen.validators.replay_check import check_positive_replay
 from abstaingen.validators.structural import structural_checks
 from abstaingen.validators.witness import check_witness
 
 REPLAY_RUNS = 2
+SANDBOX = "sandbox"  # the sandbox itself failed: a call hung, or the server died
+SANDBOX_POLICY = "sandbox_policy"
 
 
 class StageCount(Model):
@@ -45,45 +51,77 @@ def _first_failure(report: ValidationReport, names: set[str]) -> str | None:
 
 
 LAYERS = {
+    "env_checks": {SANDBOX_POLICY, CODE_GATE, *ENVIRONMENT_CHECKS},
     "structural": {"dag_acyclic", "tool_arguments", "critical_actions", "deliverable_consistent",
                    "single_perturbation", "abstain_labels"},
-    "replay": {"replay_steps", "replay_final_state", "replay_deterministic"},
+    "replay": {SANDBOX, "replay_steps", "replay_final_state", "replay_deterministic"},
     "witness": {"witness"},
     "gates": {"gate_oracle", "gate_always_act", "gate_always_abstain", "gate_do_nothing", "gate_do_nothing_act"},
 }
 
 
-async def _execute(session: SandboxSession, pair: TaskPair, bundle: EnvironmentBundle,
-                   report: ValidationReport) -> ValidationReport:
+async def _execute(session: SandboxSession, pair: TaskPair, bundle: EnvironmentBundle) -> ValidationReport:
     runs = await replay(session, [pair.act], REPLAY_RUNS)
-    checks = [*report.checks, *check_positive_replay(pair.act, runs)]
+    checks = check_positive_replay(pair.act, runs)
     checks.append(await check_witness(session, pair, bundle))
     scores = await run_baselines(session, pair, runs)
     checks.extend(gate_checks(scores))
-    return report.model_copy(update={"checks": checks, "baseline_scores": scores,
-                                     "replay_trace_hash": runs[0].trace.trace_hash})
+    return ValidationReport(checks=checks, baseline_scores=scores, replay_trace_hash=runs[0].trace.trace_hash)
+
+
+async def _run_in_sandbox(bundle: EnvironmentBundle, bundle_dir: Path, backend: SandboxBackend,
+                          pairs: list[TaskPair], executed: dict[str, ValidationReport]) -> list[CheckResult]:
+    """Environment checks, then every pair, in one sandbox; fills `executed` and returns the
+    environment checks. A sandbox that hangs or dies fails the pair it was running and is replaced
+    by a fresh one for the rest; one that fails the environment checks ends the work."""
+    pending = list(pairs)
+    environment: list[CheckResult] = []
+    while pending:
+        try:
+            async with SandboxSession(bundle_dir, backend) as session:
+                if not environment:
+                    environment = await check_environment(session, bundle)
+                    if not all(c.passed for c in environment):
+                        return environment  # every pair would fail; running them proves nothing
+                while pending:
+                    executed[pending[0].pair_id] = await _execute(session, pending[0], bundle)
+                    pending.pop(0)
+        except SandboxError as exc:
+            if not environment:
+                return [CheckResult(name=ENVIRONMENT_CHECKS[0], passed=False, detail=f"sandbox: {exc}")]
+            failed = pending.pop(0)
+            executed[failed.pair_id] = ValidationReport(checks=[CheckResult(name=SANDBOX, passed=False,
+                                                                            detail=str(exc))])
+    return environment
+
+
+def check_sandbox_policy(bundle: EnvironmentBundle, backend: SandboxBackend, allow_unsandboxed: bool) -> CheckResult:
+    refused = bundle.origin == "llm" and not backend.isolated and not allow_unsandboxed
+    return CheckResult(name=SANDBOX_POLICY, passed=not refused,
+                       detail=f"LLM-written code does not run on the {backend.name} backend without "
+                              "sandbox.allow_unsandboxed" if refused else f"{bundle.origin} code on {backend.name}")
 
 
 async def validate_pairs_async(bundle: EnvironmentBundle, pairs: list[TaskPair], backend: SandboxBackend,
-                               servers: int = 1) -> ValidatedBatch:
-    """Validate one environment's candidates; `servers` sandboxes of it share the executable pairs."""
-    reports = {p.pair_id: ValidationReport(checks=structural_checks(p, bundle), sandbox=backend.name) for p in pairs}
-    executable = [p for p in pairs if reports[p.pair_id].passed]
-
-    async def execute_share(bundle_dir: Path, share: list[TaskPair]) -> None:
-        async with SandboxSession(bundle_dir, backend) as session:
-            for pair in share:
-                reports[pair.pair_id] = await _execute(session, pair, bundle, reports[pair.pair_id])
-
-    if executable:
+                               allow_unsandboxed: bool = False) -> ValidatedBatch:
+    """Validate one environment and its candidate pairs in one sandbox session."""
+    environment = [check_sandbox_policy(bundle, backend, allow_unsandboxed), check_code(bundle)]
+    # both before any sandbox sees the code
+    structural = {p.pair_id: structural_checks(p, bundle) for p in pairs}
+    executable = [p for p in pairs if all(c.passed for c in structural[p.pair_id])]
+    executed: dict[str, ValidationReport] = {}
+    if all(c.passed for c in environment) and executable:
         with tempfile.TemporaryDirectory(prefix="abstaingen-env-") as tmp:
             bundle_dir = Path(tmp) / bundle.env_id
             write_bundle(bundle, bundle_dir)
-            async with anyio.create_task_group() as group:
-                for index in range(min(servers, len(executable))):
-                    group.start_soon(execute_share, bundle_dir, executable[index::servers])
+            environment += await _run_in_sandbox(bundle, bundle_dir, backend, executable, executed)
 
-    checked = [p.model_copy(update={"validation": reports[p.pair_id]}) for p in pairs]
+    checked = []
+    for pair in pairs:
+        run = executed.get(pair.pair_id, ValidationReport())
+        report = run.model_copy(update={"checks": [*environment, *structural[pair.pair_id], *run.checks],
+                                        "sandbox": backend.name})
+        checked.append(pair.model_copy(update={"validation": report}))
     stages, remaining = [], checked
     for layer, names in LAYERS.items():
         rejected = Counter(r for p in remaining if (r := _first_failure(p.validation, names)))
@@ -94,5 +132,5 @@ async def validate_pairs_async(bundle: EnvironmentBundle, pairs: list[TaskPair],
 
 
 def validate_pairs(bundle: EnvironmentBundle, pairs: list[TaskPair], backend: SandboxBackend,
-                   servers: int = 1) -> ValidatedBatch:
-    return anyio.run(validate_pairs_async, bundle, pairs, backend, servers)
+                   allow_unsandboxed: bool = False) -> ValidatedBatch:
+    return anyio.run(validate_pairs_async, bundle, pairs, backend, allow_unsandboxed)

@@ -24,6 +24,9 @@ class ToolSpec(Model):
     input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     output_schema: dict[str, JsonValue] | None = None
     irreversible: bool = False
+    examples: list[dict[str, JsonValue]] = Field(
+        default_factory=list, description="valid arguments for the environment checks to call the tool with"
+    )
     effect: str | None = Field(
         default=None,
         description="what a commit tool changes, as 'collection.field' (used by S5/S6 witnesses)",

@@ -15,8 +15,8 @@ OWNERS_PER_ENVIRONMENT = 8
 
 def synthesize_environment(blueprint: DomainBlueprint, spec: CapabilitySpec, seed: int) -> EnvironmentBundle:
     rng = random.Random(f"{seed}:{blueprint.name}:{spec.seed_instruction}")
-    tools = tool_specs(blueprint)
     state = seeded_state(blueprint, rng)
+    tools = with_examples(tool_specs(blueprint), blueprint, state)
     body = {
         "domain": blueprint.name,
         "description": f"{spec.summary} Serves {len(tools)} tools over {len(state[blueprint.collection])} "
@@ -75,6 +75,14 @@ def state_schema(bp: DomainBlueprint) -> dict:
 
 def _object(properties: dict, required: list[str]) -> dict:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def with_examples(tools: list[ToolSpec], bp: DomainBlueprint, state: dict) -> list[ToolSpec]:
+    """One valid call per tool, on the first record, for the environment checks."""
+    record = state[bp.collection][0]
+    by_id = {bp.id_arg: record["id"]}
+    examples = {bp.find_tool: {bp.owner_field: record[bp.owner_field]}, bp.amount_commit.name: {**by_id, "amount": 5}}
+    return [t.model_copy(update={"examples": [examples.get(t.name, by_id)]}) for t in tools]
 
 
 def tool_specs(bp: DomainBlueprint) -> list[ToolSpec]:

@@ -1,0 +1,93 @@
+"""Hostile environment code: each case is rejected by the static gate or contained by the sandbox,
+reported as a validation failure with a clear reason, and the run goes on with a healthy sandbox."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from builtin_fixtures import builtin_bundle, builtin_pair
+
+from abstaingen.model import EnvironmentBundle, Scenario
+from abstaingen.sandboxes.backends import BwrapBackend, SandboxLimits, get_backend
+from abstaingen.validators.validate import validate_pairs
+
+TRAVEL = builtin_bundle("travel")
+# CI sets ABSTAINGEN_REQUIRE_SANDBOXES so a missing backend fails there instead of being skipped.
+REQUIRED = set(os.environ.get("ABSTAINGEN_REQUIRE_SANDBOXES", "").split(","))
+BACKENDS = ["local", pytest.param("bwrap", marks=pytest.mark.skipif(
+    "bwrap" not in REQUIRED and not BwrapBackend.available(), reason="bubblewrap is not installed"))]
+
+# Each replaces get_ticket, a lookup every pair's reference DAG calls.
+GATED = {
+    "fork bomb": "import os\ndef get_ticket(state, booking_id):\n    while True:\n        os.fork()\n",
+    "write outside scratch": "def get_ticket(state, booking_id):\n    open('/etc/abstaingen-was-here', 'w').write('x')\n",
+    "open a socket": "import socket\ndef get_ticket(state, booking_id):\n    return socket.create_connection(('1.1.1.1', 80)).fileno()\n",
+    "import subprocess": "import subprocess\ndef get_ticket(state, booking_id):\n    return subprocess.check_output(['id']).decode()\n",
+    "escape through dunders": "def get_ticket(state, booking_id):\n    return str(().__class__.__base__.__subclasses__())\n",
+}
+CONTAINED = {
+    # name: (source, what the report must say)
+    "infinite loop": ("def get_ticket(state, booking_id):\n    while True:\n        pass\n", "did not answer within"),
+    "memory hog": ("def get_ticket(state, booking_id):\n    return len('x' * (8 * 1024 ** 3))\n", "MemoryError"),
+    "huge result": ("def get_ticket(state, booking_id):\n    return 'x' * (32 * 1024 ** 2)\n", "returned more than"),
+}
+
+
+def hostile(source: str) -> EnvironmentBundle:
+    return TRAVEL.model_copy(update={"implementation": TRAVEL.implementation + "\n\n" + source})
+
+
+def failures(bundle: EnvironmentBundle, backend: str) -> list[str]:
+    limits = SandboxLimits(call_timeout_s=3, memory_mb=512)
+    batch = validate_pairs(bundle, [builtin_pair(Scenario.S1)], get_backend(backend, limits))
+    return [f"{c.name}: {c.detail}" for p in batch.rejected for c in p.validation.failures()]
+
+
+@pytest.mark.parametrize("case", list(GATED))
+def test_the_static_gate_rejects_it_before_any_sandbox(case: str) -> None:
+    found = failures(hostile(GATED[case]), "local")
+    assert found and all(f.startswith("code_gate: line ") for f in found), found
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", list(CONTAINED))
+def test_the_sandbox_contains_it(case: str, backend: str) -> None:
+    source, reason = CONTAINED[case]
+    found = failures(hostile(source), backend)
+    assert any(f.startswith("env_callable: ") and reason in f for f in found), found
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_printing_to_stdout_cannot_corrupt_the_protocol(backend: str) -> None:
+    chatty = hostile("def get_ticket(state, booking_id):\n    print('{\"jsonrpc\": \"2.0\", \"id\": 1}')\n"
+                     "    return {'booking_id': booking_id, 'fare': 0}\n")
+    assert not any(f.startswith(("env_callable", "sandbox")) for f in failures(chatty, backend))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_hung_sandbox_fails_one_pair_and_the_next_pairs_still_run(backend: str) -> None:
+    pairs = [builtin_pair(Scenario.S1, v) for v in range(3)]
+    doomed = pairs[0].act.final_state[0].record_id  # reading this booking's ticket hangs
+    assert doomed != TRAVEL.initial_state["bookings"][0]["id"]  # the environment checks read that one
+    source = (f"def get_ticket(state, booking_id):\n    while booking_id == {doomed!r}:\n        pass\n"
+              "    return {'booking_id': booking_id, 'fare': _record(state, booking_id)['fare']}\n")
+    batch = validate_pairs(hostile(source), pairs, get_backend(backend, SandboxLimits(call_timeout_s=3)))
+    reasons = {p.pair_id: [f"{c.name}: {c.detail}" for c in p.validation.failures()] for p in batch.rejected}
+    assert list(reasons) == [pairs[0].pair_id]
+    assert "did not answer within 3 s" in reasons[pairs[0].pair_id][0]
+    assert len(batch.accepted) == 2
+
+
+@pytest.mark.parametrize(("origin", "backend", "allowed", "runs"), [
+    ("llm", "local", False, False), ("llm", "local", True, True), ("builtin", "local", False, True),
+    pytest.param("llm", "bwrap", False, True, marks=BACKENDS[1].marks),
+])
+def test_llm_written_code_needs_isolation_or_an_explicit_flag(origin: str, backend: str, allowed: bool,
+                                                              runs: bool) -> None:
+    bundle = TRAVEL.model_copy(update={"origin": origin})
+    batch = validate_pairs(bundle, [builtin_pair(Scenario.S1)], get_backend(backend), allow_unsandboxed=allowed)
+    assert bool(batch.accepted) is runs
+    if not runs:
+        [policy] = [c for c in batch.rejected[0].validation.checks if c.name == "sandbox_policy"]
+        assert not policy.passed and "allow_unsandboxed" in policy.detail
