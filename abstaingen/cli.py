@@ -1,6 +1,7 @@
 """The `abstaingen` command line.
 
-    abstaingen generate [--config PATH] [--seeds PATH] [--output DIR] [--domains a,b] [--seed N]
+    abstaingen generate [--config PATH] [--seeds PATH] [--output DIR] [--domains a,b] [--seed N] [--sandbox B]
+    abstaingen sandbox build-image [--dockerfile]
     abstaingen env serve BUNDLE_DIR [--task PAIRS_JSONL --task-id ID] [--record DIR]
     abstaingen release verify RELEASE_DIR
 
@@ -57,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--output", type=Path, metavar="DIR", help="output folder (overrides dataset.output_dir)")
     generate.add_argument("--domains", type=_comma_list, metavar="A,B", help="comma-separated domains (overrides generation.domains)")
     generate.add_argument("--seed", type=int, metavar="N", help="random seed (overrides dataset.seed)")
+    generate.add_argument("--sandbox", metavar="BACKEND", help="auto, docker, bwrap or local (overrides sandbox.backend)")
+    generate.add_argument("--allow-unsandboxed", action="store_true",
+                          help="let LLM-written environment code run in a plain subprocess")
     generate.set_defaults(command=run_generate_command)
 
     env = commands.add_parser("env", help="work with environment bundles").add_subparsers(
@@ -68,6 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--task-id", metavar="ID", help="act or abstain task_id whose overlay is applied at start")
     serve.add_argument("--record", type=Path, metavar="DIR", help="write the execution log and state here after each call")
     serve.set_defaults(command=run_serve_command)
+
+    sandbox = commands.add_parser("sandbox", help="the Docker sandbox image").add_subparsers(
+        title="sandbox commands", required=True, metavar="COMMAND"
+    )
+    build = sandbox.add_parser("build-image", help="build the sandbox image (offline with debootstrap by default)")
+    build.add_argument("--dockerfile", action="store_true", help="docker build from sandboxes/Dockerfile instead")
+    build.set_defaults(command=run_build_image_command)
 
     release = commands.add_parser("release", help="work with published releases").add_subparsers(
         title="release commands", required=True, metavar="COMMAND"
@@ -87,7 +98,8 @@ def _comma_list(text: str) -> list[str]:
 
 def run_generate_command(options: argparse.Namespace) -> int:
     config = apply_overrides(
-        load_config(options.config), output_dir=options.output, domains=options.domains, seed=options.seed
+        load_config(options.config), output_dir=options.output, domains=options.domains, seed=options.seed,
+        sandbox=options.sandbox, allow_unsandboxed=options.allow_unsandboxed,
     )
     seeds = _seeds_for(config, options.seeds)
     from abstaingen.flows.generate import run_generate
@@ -167,6 +179,14 @@ def _serve(runtime_args: list[str]) -> None:
 
 
 # --- release verify ------------------------------------------------------------------------------
+
+
+def run_build_image_command(options: argparse.Namespace) -> int:
+    from abstaingen.sandboxes.image import ensure_image
+
+    tag, digest = ensure_image(use_dockerfile=options.dockerfile)
+    print(f"{tag} {digest}")
+    return EXIT_OK
 
 
 def run_verify_command(options: argparse.Namespace) -> int:

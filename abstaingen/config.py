@@ -14,7 +14,7 @@ Config file shape; every section and key is optional:
     default = "builtin"             # "builtin" | "llm"
     judge = "llm"                   # optional per-stage override (see STAGES)
     [sandbox]
-    backend = "auto"                # auto | bwrap | local (auto: bwrap if usable, else local)
+    backend = "auto"                # auto | docker | bwrap | local (auto: the first usable, in that order)
     concurrency = 4                 # environments validated at once
     call_timeout_s = 10             # a tool call that takes longer fails its pair
     memory_mb = 1024
@@ -116,7 +116,7 @@ class BackendsConfig(Model):
 
 
 class SandboxConfig(Model):
-    backend: Literal["auto", "bwrap", "local"] = "auto"  # auto: bwrap if usable, else local
+    backend: Literal["auto", "docker", "bwrap", "local"] = "auto"  # auto: the first usable of docker, bwrap, local
     concurrency: StrictInt = Field(default=4, ge=1, description="environments validated at once")
     call_timeout_s: float = Field(default=10.0, gt=0)
     memory_mb: StrictInt = Field(default=1024, ge=256)
@@ -189,6 +189,8 @@ def apply_overrides(
     output_dir: Path | None = None,
     domains: Sequence[str] | None = None,
     seed: int | None = None,
+    sandbox: str | None = None,
+    allow_unsandboxed: bool = False,
 ) -> GenerateConfig:
     """The config with command-line values put in, validated like the file was."""
     data = config.model_dump()
@@ -198,13 +200,18 @@ def apply_overrides(
         data["generation"]["domains"] = tuple(domains)
     if seed is not None:
         data["dataset"]["seed"] = seed
+    if sandbox is not None:
+        data["sandbox"]["backend"] = sandbox
+    if allow_unsandboxed:
+        data["sandbox"]["allow_unsandboxed"] = True
     try:
         return GenerateConfig.model_validate(data)
     except ValidationError as exc:
         raise AbstaingenError(_describe(exc, GenerateConfig, renames=_OPTION_FOR_KEY)) from None
 
 
-_OPTION_FOR_KEY = {"dataset.output_dir": "--output", "generation.domains": "--domains", "dataset.seed": "--seed"}
+_OPTION_FOR_KEY = {"dataset.output_dir": "--output", "generation.domains": "--domains", "dataset.seed": "--seed",
+                   "sandbox.backend": "--sandbox"}
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -232,6 +232,7 @@ async def generate_release(config: GenerateConfig, seeds: list[SeedInstruction])
     manifest = Release(
         name=config.dataset.name, version="", created_by=f"abstaingen {code_version()}",
         config_fingerprint=config.fingerprint(seeds), sandbox=sandbox_used(pairs),
+        sandbox_image=next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None),
         counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines, leakage=assembly.leakage,
     )
     release = publish_release(config.dataset.output_dir, manifest, pairs, bundles)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import subprocess
 import sys
@@ -26,8 +27,12 @@ class SandboxBackend(Protocol):
     name: str
     limits: SandboxLimits
     isolated: bool  # may run code that an LLM wrote
+    image: str | None  # what ran the code, for provenance (docker: the image digest)
 
     def server_parameters(self, bundle_dir: Path, env: dict[str, str]) -> StdioServerParameters: ...
+
+    def release(self, params: StdioServerParameters) -> None:
+        """Clean up after the server process has gone (containers must never be left behind)."""
 
 
 def _runtime_args(bundle_dir: Path, limits: SandboxLimits) -> list[str]:
@@ -39,23 +44,24 @@ class LocalBackend:
 
     name = "local"
     isolated = False
+    image = None
 
     def __init__(self, limits: SandboxLimits | None = None):
         self.limits = limits or SandboxLimits()
+
+    def release(self, params: StdioServerParameters) -> None:
+        pass
 
     def server_parameters(self, bundle_dir: Path, env: dict[str, str]) -> StdioServerParameters:
         return StdioServerParameters(command=sys.executable, args=_runtime_args(bundle_dir.resolve(), self.limits),
                                      env=env, cwd=str(bundle_dir.resolve()))
 
 
-class BwrapBackend:
+class BwrapBackend(LocalBackend):
     """bubblewrap: the host's file system read-only, a private /tmp, no network, own PID namespace."""
 
     name = "bwrap"
     isolated = True
-
-    def __init__(self, limits: SandboxLimits | None = None):
-        self.limits = limits or SandboxLimits()
 
     @staticmethod
     def available() -> bool:
@@ -80,14 +86,67 @@ class BwrapBackend:
             sys.executable, *_runtime_args(Path("/tmp/bundle"), self.limits)], env=env)
 
 
-BACKENDS: dict[str, type[LocalBackend] | type[BwrapBackend]] = {"local": LocalBackend, "bwrap": BwrapBackend}
+class DockerBackend:
+    """A container per environment: no network, read-only root, tmpfs scratch, an unprivileged
+    user, no capabilities, and memory, PID and CPU limits. The MCP server talks over the stdio of
+    `docker run -i`; the Docker SDK checks the engine and the image and removes the container."""
+
+    name = "docker"
+    isolated = True
+
+    def __init__(self, limits: SandboxLimits | None = None):
+        from abstaingen.sandboxes.image import docker_client, image_digest, image_tag
+
+        self.limits = limits or SandboxLimits()
+        self.client = docker_client()
+        self.tag = image_tag()
+        self.image = image_digest(self.client, self.tag)
+        if self.image is None:
+            raise AbstaingenError(f"the sandbox image {self.tag} is not built: run 'abstaingen sandbox build-image'")
+
+    @staticmethod
+    def available() -> bool:
+        try:
+            DockerBackend()
+        except AbstaingenError:
+            return False
+        return True
+
+    def server_parameters(self, bundle_dir: Path, env: dict[str, str]) -> StdioServerParameters:
+        from abstaingen.sandboxes.image import RUNTIME_IN_IMAGE
+
+        memory = f"{self.limits.memory_mb}m"
+        return StdioServerParameters(command="docker", env=env, args=[
+            "run", "-i", "--rm", "--name", f"abstaingen-{secrets.token_hex(8)}", "--label", "abstaingen.sandbox=1",
+            "--network", "none", "--read-only", "--tmpfs", "/tmp:rw,size=16m", "--user", "65534:65534",
+            "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--memory", memory, "--memory-swap", memory,
+            "--pids-limit", "64", "--cpus", "1", "-v", f"{bundle_dir.resolve()}:/bundle:ro",
+            *(arg for name in env for arg in ("-e", name)),  # values come from the CLI's environment, not argv
+            self.tag, "python3", "-I", RUNTIME_IN_IMAGE, "/bundle", "--memory-mb", str(self.limits.memory_mb),
+        ])
+
+    def release(self, params: StdioServerParameters) -> None:
+        import docker.errors
+
+        name = params.args[params.args.index("--name") + 1]
+        try:
+            self.client.containers.get(name).remove(force=True)
+        except docker.errors.NotFound:
+            pass  # --rm already removed it
+
+
+BACKENDS: dict[str, type[LocalBackend] | type[DockerBackend]] = {
+    "local": LocalBackend, "bwrap": BwrapBackend, "docker": DockerBackend}
 
 
 def select_backend(preference: str, limits: SandboxLimits | None = None) -> SandboxBackend:
-    """`auto` takes the strongest isolation this machine offers; any other name must be usable."""
+    """`auto` takes the strongest isolation this machine offers: docker, bwrap, then a plain subprocess."""
     if preference != "auto":
         return get_backend(preference, limits)
-    return BwrapBackend(limits) if BwrapBackend.available() else LocalBackend(limits)
+    for candidate in (DockerBackend, BwrapBackend):
+        if candidate.available():
+            return candidate(limits)
+    return LocalBackend(limits)
 
 
 def get_backend(name: str, limits: SandboxLimits | None = None) -> SandboxBackend:

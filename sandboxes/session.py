@@ -53,7 +53,9 @@ class SandboxSession:
         self._errlog = tempfile.TemporaryFile(mode="w+")
 
     async def __aenter__(self) -> SandboxSession:
-        params = self.backend.server_parameters(self.bundle_dir, {"ABSTAINGEN_CONTROL_TOKEN": self._token})
+        self._params = params = self.backend.server_parameters(self.bundle_dir,
+                                                               {"ABSTAINGEN_CONTROL_TOKEN": self._token})
+        self._stack.callback(self.backend.release, params)  # runs after the server process is gone
         try:
             read, write = await self._stack.enter_async_context(stdio_client(params, errlog=self._errlog))
             self._session = await self._stack.enter_async_context(ClientSession(read, write))

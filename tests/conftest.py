@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import pytest
@@ -106,3 +107,12 @@ def make_pair(tiny_bundle: EnvironmentBundle) -> Callable[..., TaskPair]:
         )
 
     return build
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """When CI requires the Docker sandbox, build its image before tests are collected (a no-op
+    when this content was built already)."""
+    if "docker" in os.environ.get("ABSTAINGEN_REQUIRE_SANDBOXES", "").split(","):
+        from abstaingen.sandboxes.image import ensure_image
+
+        ensure_image()

@@ -175,7 +175,7 @@ def test_unknown_stage_override(tmp_path: Path) -> None:
 
 
 def test_unknown_sandbox_backend(tmp_path: Path) -> None:
-    assert "sandbox.backend:" in config_error(tmp_path, '[sandbox]\nbackend = "docker"\n')
+    assert "sandbox.backend:" in config_error(tmp_path, '[sandbox]\nbackend = "firecracker"\n')
 
 
 def test_unknown_domain(tmp_path: Path) -> None:

@@ -9,14 +9,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from sandbox_backends import DOCKER, usable
 
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import Scenario
-from abstaingen.sandboxes.backends import BwrapBackend
+from abstaingen.sandboxes.backends import select_backend
 from abstaingen.store import load_release, verify_release
 
 EXECUTED_CHECKS = {"replay_steps", "replay_final_state", "replay_deterministic", "witness", "gate_oracle",
                    "gate_always_act", "gate_always_abstain", "gate_do_nothing", "gate_do_nothing_act"}
+
+
+SECOND_RUN_SANDBOX = "docker" if usable("docker") else "local"
 
 
 def generate(workdir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -34,7 +38,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory):
     first = generate(workdir)
     v1 = workdir / "artifacts" / "abstaingen-builtin" / "v1"
     v1_manifest = hashlib.sha256((v1 / "manifest.json").read_bytes()).hexdigest() if v1.exists() else None
-    second = generate(workdir, "--domains", "travel", "--seed", "8")
+    second = generate(workdir, "--domains", "travel", "--seed", "8", "--sandbox", SECOND_RUN_SANDBOX)
     return workdir, first, second, v1_manifest
 
 
@@ -54,7 +58,7 @@ def test_release_has_replay_verified_pairs_for_every_scenario_and_domain(two_run
     folder = workdir / "artifacts" / "abstaingen-builtin" / "v1"
     manifest, pairs = load_release(folder)
     assert manifest.total_pairs == len(pairs) >= 24
-    assert manifest.sandbox == ("bwrap" if BwrapBackend.available() else "local")  # auto picks the strongest
+    assert manifest.sandbox == select_backend("auto").name  # recorded as what auto chose on this machine
     assert {p.scenario for p in pairs} == {s.value for s in Scenario}
     assert {p.domain for p in pairs} == set(DOMAINS)
     assert {p.act.deliverable.value for p in pairs} == {"op", "info"}
@@ -89,3 +93,12 @@ def test_a_second_run_writes_a_new_version_and_leaves_the_first_alone(two_runs) 
     assert {p.domain for p in pairs} == {"travel"}
     assert manifest.config_fingerprint != load_release(dataset / "v1")[0].config_fingerprint
     assert "published abstaingen-builtin v2" in second.stdout
+
+
+@pytest.mark.parametrize("backend", [DOCKER])
+def test_with_sandbox_docker_every_pair_ran_in_a_container(two_runs, backend: str) -> None:
+    workdir, *_ = two_runs
+    manifest, pairs = load_release(workdir / "artifacts" / "abstaingen-builtin" / "v2")
+    assert manifest.sandbox == "docker" and manifest.sandbox_image.startswith("sha256:")
+    assert {(p.validation.sandbox, p.validation.sandbox_image) for p in pairs} == {("docker", manifest.sandbox_image)}
+    assert all(p.validation.passed for p in pairs)

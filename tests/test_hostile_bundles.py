@@ -3,20 +3,16 @@ reported as a validation failure with a clear reason, and the run goes on with a
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from builtin_fixtures import builtin_bundle, builtin_pair
+from sandbox_backends import ALL, BWRAP, DOCKER
 
 from abstaingen.model import EnvironmentBundle, Scenario
-from abstaingen.sandboxes.backends import BwrapBackend, SandboxLimits, get_backend
+from abstaingen.sandboxes.backends import SandboxLimits, get_backend
 from abstaingen.validators.validate import validate_pairs
 
 TRAVEL = builtin_bundle("travel")
-# CI sets ABSTAINGEN_REQUIRE_SANDBOXES so a missing backend fails there instead of being skipped.
-REQUIRED = set(os.environ.get("ABSTAINGEN_REQUIRE_SANDBOXES", "").split(","))
-BACKENDS = ["local", pytest.param("bwrap", marks=pytest.mark.skipif(
-    "bwrap" not in REQUIRED and not BwrapBackend.available(), reason="bubblewrap is not installed"))]
+BACKENDS = ALL
 
 # Each replaces get_ticket, a lookup every pair's reference DAG calls.
 GATED = {
@@ -81,7 +77,8 @@ def test_a_hung_sandbox_fails_one_pair_and_the_next_pairs_still_run(backend: str
 
 @pytest.mark.parametrize(("origin", "backend", "allowed", "runs"), [
     ("llm", "local", False, False), ("llm", "local", True, True), ("builtin", "local", False, True),
-    pytest.param("llm", "bwrap", False, True, marks=BACKENDS[1].marks),
+    pytest.param("llm", "bwrap", False, True, marks=BWRAP.marks),
+    pytest.param("llm", "docker", False, True, marks=DOCKER.marks),
 ])
 def test_llm_written_code_needs_isolation_or_an_explicit_flag(origin: str, backend: str, allowed: bool,
                                                               runs: bool) -> None:
@@ -91,3 +88,12 @@ def test_llm_written_code_needs_isolation_or_an_explicit_flag(origin: str, backe
     if not runs:
         [policy] = [c for c in batch.rejected[0].validation.checks if c.name == "sandbox_policy"]
         assert not policy.passed and "allow_unsandboxed" in policy.detail
+
+
+@pytest.mark.parametrize("backend", [DOCKER])
+def test_no_container_is_left_behind(backend: str) -> None:
+    import docker
+
+    source, _ = CONTAINED["infinite loop"]
+    failures(hostile(source), backend)
+    assert docker.from_env().containers.list(all=True, filters={"label": "abstaingen.sandbox=1"}) == []

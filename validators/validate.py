@@ -120,7 +120,7 @@ async def validate_pairs_async(bundle: EnvironmentBundle, pairs: list[TaskPair],
     for pair in pairs:
         run = executed.get(pair.pair_id, ValidationReport())
         report = run.model_copy(update={"checks": [*environment, *structural[pair.pair_id], *run.checks],
-                                        "sandbox": backend.name})
+                                        "sandbox": backend.name, "sandbox_image": backend.image})
         checked.append(pair.model_copy(update={"validation": report}))
     stages, remaining = [], checked
     for layer, names in LAYERS.items():

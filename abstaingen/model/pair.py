@@ -32,6 +32,7 @@ class ValidationReport(Model):
     judge_verdicts: list[JudgeVerdict] = Field(default_factory=list)
     replay_trace_hash: str | None = None
     sandbox: str | None = None
+    sandbox_image: str | None = None
 
     @property
     def passed(self) -> bool:

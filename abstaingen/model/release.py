@@ -27,6 +27,7 @@ class Release(Model):
     created_by: str
     config_fingerprint: str
     sandbox: str
+    sandbox_image: str | None = None  # digest of the Docker image that ran the environments
     counts: dict[str, dict[str, int]]  # by scenario / domain / phase / deliverable
     total_pairs: int
     funnel: list[FunnelStage]
