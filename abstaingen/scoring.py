@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from abstaingen.model import Deliverable, TaskVariant, Trace
 from abstaingen.model.score import AgentMetrics, Outcome, PairScore, SideScore
-from abstaingen.validators.replay_check import failed_assertions
+from abstaingen.model.task import failed_assertions
 
 # The reply check. Scripted baselines phrase abstentions in these words; for real agents this
 # keyword rule is a first approximation that an LLM judge of the reply will replace.

@@ -29,7 +29,7 @@ from abstaingen.model.perturbation import (
     ToolFailureWitness,
 )
 from abstaingen.sandboxes.session import CallOutcome, SandboxSession, run_episodes
-from abstaingen.validators.replay_check import failed_assertions
+from abstaingen.model.task import failed_assertions
 
 CHECK = "witness"
 

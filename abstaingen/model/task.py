@@ -87,3 +87,28 @@ class TaskVariant(Model):
         if self.task_type == "act" and any(f is not None for f in (*abstain_fields, self.clarification)):
             raise ValueError(f"{self.task_id}: act tasks carry no abstention labels")
         return self
+
+
+def _field(state: dict[str, JsonValue], assertion: StateAssertion) -> JsonValue:
+    records = state.get(assertion.collection)
+    if not isinstance(records, list):
+        raise LookupError(f"no collection {assertion.collection}")
+    for record in records:
+        if isinstance(record, dict) and record.get("id") == assertion.record_id:
+            if assertion.field not in record:
+                raise LookupError(f"{assertion.collection}/{assertion.record_id} has no field {assertion.field}")
+            return record[assertion.field]
+    raise LookupError(f"no record {assertion.collection}/{assertion.record_id}")
+
+
+def failed_assertions(state: dict[str, JsonValue], assertions: list[StateAssertion]) -> list[str]:
+    problems = []
+    for a in assertions:
+        try:
+            actual = _field(state, a)
+        except LookupError as exc:
+            problems.append(str(exc))
+            continue
+        if actual != a.equals:
+            problems.append(f"{a.collection}/{a.record_id}.{a.field} is {actual!r}, expected {a.equals!r}")
+    return problems
