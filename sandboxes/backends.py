@@ -20,6 +20,7 @@ RUNTIME_SERVER = Path(__file__).with_name("runtime_server.py")
 
 class SandboxLimits(Model):
     call_timeout_s: float = Field(default=10.0, gt=0, description="a tool call that takes longer kills the sandbox")
+    episode_timeout_s: float = Field(default=120.0, gt=0, description="so does an episode that takes longer")
     memory_mb: int = Field(default=1024, ge=256)
 
 

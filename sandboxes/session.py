@@ -150,8 +150,13 @@ async def run_episodes(
     if not episodes:
         return results
     await session.reset(episodes[0][0])
+    limit = session.backend.limits.episode_timeout_s
     for index, (_, body) in enumerate(episodes):
-        value = await body()
+        try:
+            with anyio.fail_after(limit):
+                value = await body()
+        except TimeoutError:
+            raise SandboxError(f"an episode in {session.bundle_dir.name} did not finish within {limit:g} s") from None
         following = episodes[index + 1][0] if index + 1 < len(episodes) else None
         results.append((await session.snapshot(env_id, then_reset=following), value))
     return results

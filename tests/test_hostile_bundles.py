@@ -97,3 +97,12 @@ def test_no_container_is_left_behind(backend: str) -> None:
     source, _ = CONTAINED["infinite loop"]
     failures(hostile(source), backend)
     assert docker.from_env().containers.list(all=True, filters={"label": "abstaingen.sandbox=1"}) == []
+
+
+def test_an_episode_that_outlasts_its_limit_fails_its_pair() -> None:
+    slow = hostile("def get_ticket(state, booking_id):\n    n = 0\n    for i in range(10 ** 7):\n        n += i\n"
+                   "    return {'booking_id': booking_id, 'fare': _record(state, booking_id)['fare']}\n")
+    limits = SandboxLimits(call_timeout_s=5, episode_timeout_s=0.3)  # each call is fine, the episode is not
+    batch = validate_pairs(slow, [builtin_pair(Scenario.S1)], get_backend("local", limits))
+    details = [c.detail for p in batch.rejected for c in p.validation.failures()]
+    assert any("did not finish within 0.3 s" in d for d in details), details
