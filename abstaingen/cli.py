@@ -12,10 +12,11 @@ User errors end in one `abstaingen: error: ...` line on stderr and exit code 2. 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from abstaingen import __version__
 from abstaingen.config import GenerateConfig, SeedInstruction, apply_overrides, load_config, load_seeds
@@ -23,6 +24,9 @@ from abstaingen.errors import AbstaingenError
 from abstaingen.model import EnvironmentBundle, Release, TaskVariant
 from abstaingen.settings import configure_prefect_defaults
 from abstaingen.store import read_bundle, read_pairs, release_folder, verify_release
+
+if TYPE_CHECKING:
+    from mcp.client.stdio import StdioServerParameters
 
 __all__ = ["main"]
 
@@ -71,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--task", type=Path, metavar="PAIRS_JSONL", help="pairs file holding the task to set up")
     serve.add_argument("--task-id", metavar="ID", help="act or abstain task_id whose overlay is applied at start")
     serve.add_argument("--record", type=Path, metavar="DIR", help="write the execution log and state here after each call")
+    serve.add_argument("--sandbox", default="auto", metavar="BACKEND", help="auto (default), docker, bwrap or local")
+    serve.add_argument("--allow-unsandboxed", action="store_true", help="serve LLM-written code in a plain subprocess")
     serve.set_defaults(command=run_serve_command)
 
     sandbox = commands.add_parser("sandbox", help="the Docker sandbox image").add_subparsers(
@@ -130,22 +136,33 @@ def _summary(config: GenerateConfig, release: Release) -> str:
 
 
 def run_serve_command(options: argparse.Namespace) -> int:
-    # stdout is the MCP channel from here on: nothing else may be printed to it.
+    """Serve the bundle over this process's stdio, inside the chosen sandbox (the process is replaced)."""
+    from abstaingen.sandboxes.backends import select_backend
+    from abstaingen.sandboxes.runtime_server import OVERLAY_ENV
+
     bundle = read_bundle(options.bundle_dir)
     if (options.task is None) != (options.task_id is None):
         raise AbstaingenError("env serve: --task and --task-id go together")
-    runtime_args = [str(options.bundle_dir)]
+    env = {}
+    if options.task is not None:
+        variant = _find_variant(options.task, options.task_id)
+        _require_runs_in(variant, bundle, options.bundle_dir)
+        env[OVERLAY_ENV] = variant.overlay.model_dump_json()
+    backend = select_backend(options.sandbox)
+    if bundle.origin == "llm" and not backend.isolated and not options.allow_unsandboxed:
+        raise AbstaingenError(f"{options.bundle_dir} holds LLM-written code: serve it in docker or bwrap, "
+                              "or pass --allow-unsandboxed")
     if options.record is not None:
-        runtime_args += ["--record", str(options.record)]
-    with tempfile.TemporaryDirectory(prefix="abstaingen-serve-") as scratch:
-        if options.task is not None:
-            variant = _find_variant(options.task, options.task_id)
-            _require_runs_in(variant, bundle, options.bundle_dir)
-            overlay_path = Path(scratch) / "overlay.json"
-            overlay_path.write_text(variant.overlay.model_dump_json(), encoding="utf-8")
-            runtime_args += ["--overlay", str(overlay_path)]
-        _serve(runtime_args)
+        options.record.mkdir(parents=True, exist_ok=True)
+    _exec_server(backend.server_parameters(options.bundle_dir, env, record_dir=options.record))
     return EXIT_OK
+
+
+def _exec_server(params: StdioServerParameters) -> None:
+    # stdout is the MCP channel from here on: nothing else may be printed to it.
+    if params.cwd:
+        os.chdir(params.cwd)
+    os.execvpe(params.command, [params.command, *params.args], {**os.environ, **(params.env or {})})
 
 
 def _find_variant(pairs_path: Path, task_id: str) -> TaskVariant:
@@ -165,17 +182,6 @@ def _require_runs_in(variant: TaskVariant, bundle: EnvironmentBundle, bundle_dir
     unknown = sorted({*overlay.hidden_tools, *(b.name for b in overlay.broken_tools)} - {t.name for t in bundle.tools})
     if unknown:
         raise AbstaingenError(f"task {variant.task_id} hides or breaks tools {bundle_dir} does not have: {unknown}")
-
-
-def _serve(runtime_args: list[str]) -> None:
-    from abstaingen.sandboxes import runtime_server
-
-    try:
-        runtime_server.main(runtime_args)
-    except SystemExit as exit_:  # the runtime reports a broken bundle by exiting with a message
-        if isinstance(exit_.code, str):
-            raise AbstaingenError(exit_.code) from None
-        raise
 
 
 # --- release verify ------------------------------------------------------------------------------

@@ -30,14 +30,16 @@ class SandboxBackend(Protocol):
     isolated: bool  # may run code that an LLM wrote
     image: str | None  # what ran the code, for provenance (docker: the image digest)
 
-    def server_parameters(self, bundle_dir: Path, env: dict[str, str]) -> StdioServerParameters: ...
+    def server_parameters(self, bundle_dir: Path, env: dict[str, str],
+                          record_dir: Path | None = None) -> StdioServerParameters: ...
 
     def release(self, params: StdioServerParameters) -> None:
         """Clean up after the server process has gone (containers must never be left behind)."""
 
 
-def _runtime_args(bundle_dir: Path, limits: SandboxLimits) -> list[str]:
-    return ["-I", str(RUNTIME_SERVER), str(bundle_dir), "--memory-mb", str(limits.memory_mb)]
+def _runtime_args(bundle_dir: Path, limits: SandboxLimits, record_dir: str | None = None) -> list[str]:
+    record = ["--record", record_dir] if record_dir else []
+    return ["-I", str(RUNTIME_SERVER), str(bundle_dir), "--memory-mb", str(limits.memory_mb), *record]
 
 
 class LocalBackend:
@@ -53,9 +55,11 @@ class LocalBackend:
     def release(self, params: StdioServerParameters) -> None:
         pass
 
-    def server_parameters(self, bundle_dir: Path, env: dict[str, str]) -> StdioServerParameters:
-        return StdioServerParameters(command=sys.executable, args=_runtime_args(bundle_dir.resolve(), self.limits),
-                                     env=env, cwd=str(bundle_dir.resolve()))
+    def server_parameters(self, bundle_dir: Path, env: dict[str, str],
+                          record_dir: Path | None = None) -> StdioServerParameters:
+        record = str(record_dir.resolve()) if record_dir else None
+        return StdioServerParameters(command=sys.executable, env=env, cwd=str(bundle_dir.resolve()),
+                                     args=_runtime_args(bundle_dir.resolve(), self.limits, record))
 
 
 class BwrapBackend(LocalBackend):
@@ -81,10 +85,12 @@ class BwrapBackend(LocalBackend):
         return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *rebinds,
                 "--chdir", "/tmp", "--unshare-all", "--die-with-parent", "--new-session"]
 
-    def server_parameters(self, bundle_dir: Path, env: dict[str, str]) -> StdioServerParameters:
-        return StdioServerParameters(command="bwrap", args=[
-            *self.isolation(), "--ro-bind", str(bundle_dir.resolve()), "/tmp/bundle",
-            sys.executable, *_runtime_args(Path("/tmp/bundle"), self.limits)], env=env)
+    def server_parameters(self, bundle_dir: Path, env: dict[str, str],
+                          record_dir: Path | None = None) -> StdioServerParameters:
+        record = ["--bind", str(record_dir.resolve()), "/tmp/record"] if record_dir else []
+        return StdioServerParameters(command="bwrap", env=env, args=[
+            *self.isolation(), "--ro-bind", str(bundle_dir.resolve()), "/tmp/bundle", *record, sys.executable,
+            *_runtime_args(Path("/tmp/bundle"), self.limits, "/tmp/record" if record_dir else None)])
 
 
 class DockerBackend:
@@ -113,17 +119,23 @@ class DockerBackend:
             return False
         return True
 
-    def server_parameters(self, bundle_dir: Path, env: dict[str, str]) -> StdioServerParameters:
+    def server_parameters(self, bundle_dir: Path, env: dict[str, str],
+                          record_dir: Path | None = None) -> StdioServerParameters:
         from abstaingen.sandboxes.image import RUNTIME_IN_IMAGE
 
         memory = f"{self.limits.memory_mb}m"
+        record = []
+        if record_dir is not None:
+            record_dir.chmod(0o777)  # the server runs as nobody and must write the log here
+            record = ["-v", f"{record_dir.resolve()}:/record:rw"]
         return StdioServerParameters(command="docker", env=env, args=[
             "run", "-i", "--rm", "--name", f"abstaingen-{secrets.token_hex(8)}", "--label", "abstaingen.sandbox=1",
             "--network", "none", "--read-only", "--tmpfs", "/tmp:rw,size=16m", "--user", "65534:65534",
             "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--memory", memory, "--memory-swap", memory,
-            "--pids-limit", "64", "--cpus", "1", "-v", f"{bundle_dir.resolve()}:/bundle:ro",
+            "--pids-limit", "64", "--cpus", "1", "-v", f"{bundle_dir.resolve()}:/bundle:ro", *record,
             *(arg for name in env for arg in ("-e", name)),  # values come from the CLI's environment, not argv
             self.tag, "python3", "-I", RUNTIME_IN_IMAGE, "/bundle", "--memory-mb", str(self.limits.memory_mb),
+            *(["--record", "/record"] if record_dir is not None else []),
         ])
 
     def release(self, params: StdioServerParameters) -> None:

@@ -36,6 +36,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
+OVERLAY_ENV = "ABSTAINGEN_OVERLAY"  # a task overlay (JSON) to apply at start, as --overlay does
 RESET_TOOL = "_control_reset"
 SNAPSHOT_TOOL = "_control_snapshot"
 
@@ -216,8 +217,9 @@ def main(argv: list[str] | None = None) -> None:
     limit_resources(options.memory_mb)
     try:
         env = Environment(options.bundle_dir)
-        if options.overlay:
-            env.reset(json.loads(options.overlay.read_text()))
+        overlay = os.environ.pop(OVERLAY_ENV, None) or (options.overlay.read_text() if options.overlay else None)
+        if overlay:
+            env.reset(json.loads(overlay))
     except (OSError, ValueError, KeyError) as exc:  # a bad bundle or overlay: one line, no traceback
         raise SystemExit(f"cannot serve {options.bundle_dir}: {type(exc).__name__}: {exc}") from None
     if options.record:

@@ -184,21 +184,24 @@ def test_missing_config_in_a_real_process(tmp_path: Path) -> None:
 # --- env serve -----------------------------------------------------------------------------------
 
 
-class FakeRuntime:
-    def __init__(self) -> None:
-        self.argv: list[str] = []
-        self.overlay: TaskOverlay | None = None
+class FakeExec:
+    """Stands in for the exec that replaces the CLI with the sandboxed server."""
 
-    def main(self, argv: list[str]) -> None:
-        self.argv = argv
-        if "--overlay" in argv:  # read now: the CLI removes the file after serving
-            self.overlay = TaskOverlay.model_validate_json(Path(argv[argv.index("--overlay") + 1]).read_text())
+    def __init__(self) -> None:
+        self.params: StdioServerParameters | None = None
+
+    def __call__(self, params: StdioServerParameters) -> None:
+        self.params = params
+
+    @property
+    def argv(self) -> list[str]:
+        return [] if self.params is None else [self.params.command, *self.params.args]
 
 
 @pytest.fixture
-def fake_runtime(monkeypatch: pytest.MonkeyPatch) -> FakeRuntime:
-    runtime = FakeRuntime()
-    monkeypatch.setattr(runtime_server, "main", runtime.main)
+def fake_runtime(monkeypatch: pytest.MonkeyPatch) -> FakeExec:
+    runtime = FakeExec()
+    monkeypatch.setattr(cli, "_exec_server", runtime)
     return runtime
 
 
@@ -215,21 +218,40 @@ def pairs_file(tmp_path: Path, make_pair: PairFactory) -> Path:
     return path
 
 
-def test_serve_passes_the_bundle_and_record_dir(bundle_dir: Path, tmp_path: Path, fake_runtime: FakeRuntime) -> None:
-    assert cli.main(["env", "serve", str(bundle_dir), "--record", str(tmp_path / "rec")]) == 0
-    assert fake_runtime.argv == [str(bundle_dir), "--record", str(tmp_path / "rec")]
+def test_serve_passes_the_bundle_and_record_dir(bundle_dir: Path, tmp_path: Path, fake_runtime: FakeExec) -> None:
+    assert cli.main(["env", "serve", str(bundle_dir), "--record", str(tmp_path / "rec"), "--sandbox", "local"]) == 0
+    assert fake_runtime.argv[-5:] == [str(bundle_dir.resolve()), "--memory-mb", "1024", "--record",
+                                      str((tmp_path / "rec").resolve())]
+    assert (tmp_path / "rec").is_dir()
 
 
-def test_serve_applies_the_tasks_overlay(bundle_dir: Path, pairs_file: Path, fake_runtime: FakeRuntime) -> None:
+def test_serve_applies_the_tasks_overlay(bundle_dir: Path, pairs_file: Path, fake_runtime: FakeExec) -> None:
     code = cli.main(["env", "serve", str(bundle_dir), "--task", str(pairs_file), "--task-id", "t2-abstain"])
     assert code == 0
-    assert fake_runtime.overlay == TaskOverlay(hidden_tools=["cancel_booking"])
-    overlay_file = Path(fake_runtime.argv[fake_runtime.argv.index("--overlay") + 1])
-    assert not overlay_file.exists()
+    overlay = fake_runtime.params.env[runtime_server.OVERLAY_ENV]
+    assert TaskOverlay.model_validate_json(overlay) == TaskOverlay(hidden_tools=["cancel_booking"])
+
+
+def test_serve_runs_in_the_strongest_sandbox_by_default(bundle_dir: Path, fake_runtime: FakeExec) -> None:
+    from abstaingen.sandboxes.backends import select_backend
+
+    assert cli.main(["env", "serve", str(bundle_dir)]) == 0
+    expected = {"docker": "docker", "bwrap": "bwrap", "local": sys.executable}[select_backend("auto").name]
+    assert fake_runtime.params.command == expected
+
+
+def test_serve_refuses_llm_code_outside_a_sandbox(
+    tmp_path: Path, tiny_bundle: EnvironmentBundle, capsys: pytest.CaptureFixture[str], fake_runtime: FakeExec
+) -> None:
+    write_bundle(tiny_bundle.model_copy(update={"origin": "llm"}), tmp_path / "llm")
+    assert cli.main(["env", "serve", str(tmp_path / "llm"), "--sandbox", "local"]) == 2
+    assert_one_error_line(capsys, "LLM-written code")
+    assert fake_runtime.params is None
+    assert cli.main(["env", "serve", str(tmp_path / "llm"), "--sandbox", "local", "--allow-unsandboxed"]) == 0
 
 
 def test_serve_rejects_a_folder_that_is_not_a_bundle(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_runtime: FakeRuntime
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_runtime: FakeExec
 ) -> None:
     assert cli.main(["env", "serve", str(tmp_path)]) == 2
     assert_one_error_line(capsys, "not a bundle folder")
@@ -237,14 +259,14 @@ def test_serve_rejects_a_folder_that_is_not_a_bundle(
 
 
 def test_serve_rejects_an_unknown_task(
-    bundle_dir: Path, pairs_file: Path, capsys: pytest.CaptureFixture[str], fake_runtime: FakeRuntime
+    bundle_dir: Path, pairs_file: Path, capsys: pytest.CaptureFixture[str], fake_runtime: FakeExec
 ) -> None:
     assert cli.main(["env", "serve", str(bundle_dir), "--task", str(pairs_file), "--task-id", "t9-act"]) == 2
     assert_one_error_line(capsys, "no task with task_id 't9-act'")
 
 
 def test_serve_needs_task_and_task_id_together(
-    bundle_dir: Path, capsys: pytest.CaptureFixture[str], fake_runtime: FakeRuntime
+    bundle_dir: Path, capsys: pytest.CaptureFixture[str], fake_runtime: FakeExec
 ) -> None:
     assert cli.main(["env", "serve", str(bundle_dir), "--task-id", "t1-act"]) == 2
     assert_one_error_line(capsys, "--task and --task-id go together")
@@ -255,23 +277,12 @@ def test_serve_rejects_a_task_from_another_environment(
     tmp_path: Path,
     make_pair: PairFactory,
     capsys: pytest.CaptureFixture[str],
-    fake_runtime: FakeRuntime,
+    fake_runtime: FakeExec,
 ) -> None:
     pairs = tmp_path / "other.jsonl"
     pairs.write_text(make_pair(1, env_id="bank-1").model_dump_json() + "\n")
     assert cli.main(["env", "serve", str(bundle_dir), "--task", str(pairs), "--task-id", "t1-act"]) == 2
     assert_one_error_line(capsys, "runs in environment 'bank-1'")
-
-
-def test_serve_turns_a_runtime_refusal_into_an_error(
-    bundle_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def refuse(argv: list[str]) -> None:
-        raise SystemExit("implementation.py defines no handler for tools: ['cancel_booking']")
-
-    monkeypatch.setattr(runtime_server, "main", refuse)
-    assert cli.main(["env", "serve", str(bundle_dir)]) == 2
-    assert_one_error_line(capsys, "no handler for tools")
 
 
 # --- release verify ------------------------------------------------------------------------------
