@@ -35,7 +35,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StrictInt, StrictStr, ValidationError, field_validator
 
-from abstaingen.errors import AbstaingenError
+from abstaingen.errors import AbstaingenError, read_user_text
 from abstaingen.model.common import Model, content_hash
 
 __all__ = [
@@ -216,15 +216,7 @@ _OPTION_FOR_KEY = {"dataset.output_dir": "--output", "generation.domains": "--do
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise AbstaingenError(f"{path}: config file not found") from None
-    except OSError as exc:
-        raise AbstaingenError(f"{path}: cannot read config file: {exc.strerror or exc}") from None
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise AbstaingenError(f"{path}: config file is not UTF-8 text (byte {exc.start})") from None
+        return tomllib.loads(read_user_text(path, "config file"))
     except tomllib.TOMLDecodeError as exc:
         raise AbstaingenError(_describe_toml_error(path, exc)) from None
 
@@ -240,14 +232,7 @@ def _describe_toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> str:
 
 def load_seeds(path: Path) -> list[SeedInstruction]:
     """Read JSONL seeds: one object per line; blank lines and lines starting with '#' are skipped."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise AbstaingenError(f"{path}: seeds file not found") from None
-    except UnicodeDecodeError as exc:
-        raise AbstaingenError(f"{path}: seeds file is not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise AbstaingenError(f"{path}: cannot read seeds file: {exc.strerror or exc}") from None
+    text = read_user_text(path, "seeds file")
     seeds = [
         _parse_seed_line(path, number, line)
         for number, line in enumerate(text.splitlines(), start=1)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from abstaingen.errors import AbstaingenError
+from abstaingen.errors import AbstaingenError, read_user_text
 from abstaingen.model import EnvironmentBundle, Release, ReleaseFile, TaskPair
 
 __all__ = [
@@ -80,7 +80,7 @@ def read_bundle(folder: Path) -> EnvironmentBundle:
     if not isinstance(spec, dict):
         raise AbstaingenError(f"{spec_path}: expected a JSON object")
     try:
-        return EnvironmentBundle.model_validate({**spec, "implementation": _read_text(source_path)})
+        return EnvironmentBundle.model_validate({**spec, "implementation": read_user_text(source_path)})
     except ValidationError as exc:
         raise AbstaingenError(f"{spec_path}: invalid environment: {_first_error(exc)}") from None
 
@@ -91,7 +91,7 @@ def read_bundle(folder: Path) -> EnvironmentBundle:
 def read_pairs(path: Path) -> list[TaskPair]:
     """TaskPairs from a JSONL file (blank lines skipped); errors name the line."""
     pairs = []
-    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+    for number, line in enumerate(read_user_text(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -300,21 +300,9 @@ def _fsync_dir(path: Path) -> None:
         os.close(descriptor)
 
 
-def _read_text(path: Path) -> str:
-    try:
-        with path.open(encoding="utf-8", newline="") as stream:
-            return stream.read()
-    except FileNotFoundError:
-        raise AbstaingenError(f"{path}: file not found") from None
-    except UnicodeDecodeError as exc:
-        raise AbstaingenError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise AbstaingenError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
 def _read_json(path: Path) -> object:
     try:
-        return json.loads(_read_text(path))
+        return json.loads(read_user_text(path))
     except json.JSONDecodeError as exc:
         raise AbstaingenError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
 
