@@ -6,16 +6,20 @@ import secrets
 import shutil
 import subprocess
 import sys
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TextIO
 
-from mcp.client.stdio import StdioServerParameters
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.message import SessionMessage
 from pydantic import Field
 
 from abstaingen.errors import AbstaingenError
 from abstaingen.model.common import Model
 
 RUNTIME_SERVER = Path(__file__).with_name("runtime_server.py")
+Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
 
 
 class SandboxLimits(Model):
@@ -30,11 +34,14 @@ class SandboxBackend(Protocol):
     isolated: bool  # may run code that an LLM wrote
     image: str | None  # what ran the code, for provenance (docker: the image digest)
 
-    def server_parameters(self, bundle_dir: Path, env: dict[str, str],
-                          record_dir: Path | None = None) -> StdioServerParameters: ...
+    def connect(self, bundle_dir: Path, env: dict[str, str], errlog: TextIO) -> AbstractAsyncContextManager[Streams]:
+        """The MCP server for the bundle, running in this sandbox, as a client's stream pair."""
+        ...
 
-    def release(self, params: StdioServerParameters) -> None:
-        """Clean up after the server process has gone (containers must never be left behind)."""
+    def server_parameters(self, bundle_dir: Path, env: dict[str, str],
+                          record_dir: Path | None = None) -> StdioServerParameters:
+        """A command that serves the bundle on its own stdio, for `abstaingen env serve`."""
+        ...
 
 
 def _runtime_args(bundle_dir: Path, limits: SandboxLimits, record_dir: str | None = None) -> list[str]:
@@ -52,8 +59,8 @@ class LocalBackend:
     def __init__(self, limits: SandboxLimits | None = None):
         self.limits = limits or SandboxLimits()
 
-    def release(self, params: StdioServerParameters) -> None:
-        pass
+    def connect(self, bundle_dir: Path, env: dict[str, str], errlog: TextIO) -> AbstractAsyncContextManager[Streams]:
+        return stdio_client(self.server_parameters(bundle_dir, env), errlog=errlog)
 
     def server_parameters(self, bundle_dir: Path, env: dict[str, str],
                           record_dir: Path | None = None) -> StdioServerParameters:
@@ -95,8 +102,9 @@ class BwrapBackend(LocalBackend):
 
 class DockerBackend:
     """A container per environment: no network, read-only root, tmpfs scratch, an unprivileged
-    user, no capabilities, and memory, PID and CPU limits. The MCP server talks over the stdio of
-    `docker run -i`; the Docker SDK checks the engine and the image and removes the container."""
+    user, no capabilities, and memory, PID and CPU limits. Graders reach the MCP server over the
+    container's stdio through the Docker SDK (`connect`); `env serve` runs the same container with
+    `docker run -i` so that its own stdio becomes the server's."""
 
     name = "docker"
     isolated = True
@@ -119,33 +127,42 @@ class DockerBackend:
             return False
         return True
 
-    def server_parameters(self, bundle_dir: Path, env: dict[str, str],
-                          record_dir: Path | None = None) -> StdioServerParameters:
+    def container(self, bundle_dir: Path, env: dict[str, str], record_dir: Path | None = None) -> dict:
+        """The container, as keyword arguments of the SDK's `containers.create`."""
         from abstaingen.sandboxes.image import RUNTIME_IN_IMAGE
 
         memory = f"{self.limits.memory_mb}m"
-        record = []
+        volumes = {str(bundle_dir.resolve()): {"bind": "/bundle", "mode": "ro"}}
         if record_dir is not None:
             record_dir.chmod(0o777)  # the server runs as nobody and must write the log here
-            record = ["-v", f"{record_dir.resolve()}:/record:rw"]
-        return StdioServerParameters(command="docker", env=env, args=[
-            "run", "-i", "--rm", "--name", f"abstaingen-{secrets.token_hex(8)}", "--label", "abstaingen.sandbox=1",
-            "--network", "none", "--read-only", "--tmpfs", "/tmp:rw,size=16m", "--user", "65534:65534",
-            "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--memory", memory, "--memory-swap", memory,
-            "--pids-limit", "64", "--cpus", "1", "-v", f"{bundle_dir.resolve()}:/bundle:ro", *record,
-            *(arg for name in env for arg in ("-e", name)),  # values come from the CLI's environment, not argv
-            self.tag, "python3", "-I", RUNTIME_IN_IMAGE, "/bundle", "--memory-mb", str(self.limits.memory_mb),
-            *(["--record", "/record"] if record_dir is not None else []),
-        ])
+            volumes[str(record_dir.resolve())] = {"bind": "/record", "mode": "rw"}
+        return {
+            "image": self.tag, "name": f"abstaingen-{secrets.token_hex(8)}", "labels": {"abstaingen.sandbox": "1"},
+            "command": ["python3", "-I", RUNTIME_IN_IMAGE, "/bundle", "--memory-mb", str(self.limits.memory_mb),
+                        *(["--record", "/record"] if record_dir is not None else [])],
+            "network_mode": "none", "read_only": True, "tmpfs": {"/tmp": "rw,size=16m"}, "user": "65534:65534",
+            "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"], "mem_limit": memory, "memswap_limit": memory,
+            "pids_limit": 64, "nano_cpus": 10**9, "volumes": volumes, "environment": env,
+        }
 
-    def release(self, params: StdioServerParameters) -> None:
-        import docker.errors
+    def connect(self, bundle_dir: Path, env: dict[str, str], errlog: TextIO) -> AbstractAsyncContextManager[Streams]:
+        from abstaingen.sandboxes.docker_transport import container_stdio
 
-        name = params.args[params.args.index("--name") + 1]
-        try:
-            self.client.containers.get(name).remove(force=True)
-        except docker.errors.NotFound:
-            pass  # --rm already removed it
+        return container_stdio(self.client, self.container(bundle_dir, env), errlog)
+
+    def server_parameters(self, bundle_dir: Path, env: dict[str, str],
+                          record_dir: Path | None = None) -> StdioServerParameters:
+        settings = self.container(bundle_dir, env, record_dir)
+        flags = ["--name", settings["name"], "--label", "abstaingen.sandbox=1", "--network", "none", "--read-only",
+                 "--tmpfs", "/tmp:" + settings["tmpfs"]["/tmp"], "--user", settings["user"], "--cap-drop", "ALL",
+                 "--security-opt", "no-new-privileges", "--memory", settings["mem_limit"],
+                 "--memory-swap", settings["memswap_limit"], "--pids-limit", str(settings["pids_limit"]),
+                 "--cpus", "1"]
+        flags += [arg for host, mount in settings["volumes"].items()
+                  for arg in ("-v", f"{host}:{mount['bind']}:{mount['mode']}")]
+        flags += [arg for name in env for arg in ("-e", name)]  # values come from the environment, not argv
+        return StdioServerParameters(command="docker", env=env,
+                                     args=["run", "-i", "--rm", *flags, settings["image"], *settings["command"]])
 
 
 BACKENDS: dict[str, type[LocalBackend] | type[DockerBackend]] = {

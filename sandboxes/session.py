@@ -13,7 +13,6 @@ from typing import Any, TypeVar
 import anyio
 import mcp_types as types
 from mcp import ClientSession
-from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from abstaingen.errors import AbstaingenError
@@ -53,11 +52,9 @@ class SandboxSession:
         self._errlog = tempfile.TemporaryFile(mode="w+")
 
     async def __aenter__(self) -> SandboxSession:
-        self._params = params = self.backend.server_parameters(self.bundle_dir,
-                                                               {"ABSTAINGEN_CONTROL_TOKEN": self._token})
-        self._stack.callback(self.backend.release, params)  # runs after the server process is gone
+        server = self.backend.connect(self.bundle_dir, {"ABSTAINGEN_CONTROL_TOKEN": self._token}, self._errlog)
         try:
-            read, write = await self._stack.enter_async_context(stdio_client(params, errlog=self._errlog))
+            read, write = await self._stack.enter_async_context(server)
             self._session = await self._stack.enter_async_context(ClientSession(read, write))
             with anyio.fail_after(self.start_timeout_s):
                 await self._session.initialize()
