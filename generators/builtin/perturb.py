@@ -132,7 +132,7 @@ def _build(scenario: Scenario, act: TaskVariant, plan: BuiltinPlan, bp: DomainBl
                 for c in (bp.primary, bp.alternate)
             ]),
             instruction=bp.ambiguous_request.format(owner=plan.owner, target=target),
-            trigger=f"the request can mean {bp.ambiguity}",
+            trigger=f"the request does not say {bp.ambiguity}",
             good_reply=f"asks {bp.ambiguity}",
             clarification=f"I meant: {bp.primary.verb.lower()} it.",
             critical=[bp.primary.name, bp.alternate.name],
