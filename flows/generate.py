@@ -39,7 +39,7 @@ from abstaingen.model import (
 )
 from abstaingen.model.common import Model
 from abstaingen.model.score import AgentMetrics, LeakageScore
-from abstaingen.sandboxes.backends import SandboxLimits, select_backend
+from abstaingen.sandboxes.backends import SandboxLimits, get_backend, select_backend
 from abstaingen.scoring import aggregate
 from abstaingen.store import publish_release
 from abstaingen.validators.baselines import BASELINES
@@ -101,8 +101,8 @@ def perturb_stage(positives: PositiveBatch, provenance: Provenance, seed: int) -
 
 @task(name="validate", cache_policy=NONE)
 async def validate_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandbox: SandboxConfig) -> ValidatedBatch:
-    backend = select_backend(sandbox.backend, SandboxLimits(call_timeout_s=sandbox.call_timeout_s,
-                                                            memory_mb=sandbox.memory_mb))
+    backend = get_backend(sandbox.backend, SandboxLimits(call_timeout_s=sandbox.call_timeout_s,
+                                                         memory_mb=sandbox.memory_mb))
     return await validate_pairs_async(bundle, pairs, backend, sandbox.allow_unsandboxed)
 
 
@@ -254,6 +254,10 @@ def run_generate(config: GenerateConfig, seeds: list[SeedInstruction] | None = N
     if not in_scope:
         raise AbstaingenError("no seed instruction belongs to the configured domains "
                               f"({', '.join(config.generation.domains)})")
+    # Resolve `auto` (and check an explicit backend is usable) once, here: a missing Docker image is
+    # the user's to fix and gets one line, not a traceback from inside every validation task.
+    chosen = select_backend(config.sandbox.backend).name
+    config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": chosen})})
     result = asyncio.run(generate_release(config, in_scope))
     if result.release is None:
         rejected = "; ".join(f"{f.stage}: {f.rejected}" for f in result.funnel if f.rejected)

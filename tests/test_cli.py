@@ -352,3 +352,15 @@ def test_serve_over_stdio_for_real(bundle_dir: Path, pairs_file: Path, tmp_path:
     assert names == ["find_booking"]
     assert json.loads(found)["status"] == "confirmed"
     assert (tmp_path / "rec" / "snapshot.json").is_file()
+
+
+def test_generate_with_an_unusable_sandbox_ends_in_one_line_before_any_flow_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from abstaingen.flows import generate as flow_module
+    from abstaingen.sandboxes.backends import BwrapBackend
+
+    monkeypatch.setattr(BwrapBackend, "available", staticmethod(lambda: False))
+    monkeypatch.setattr(flow_module, "generate_release", lambda *args: pytest.fail("the flow must not start"))
+    assert cli.main(["generate", "--sandbox", "bwrap", "--output", str(tmp_path)]) == 2
+    assert_one_error_line(capsys, "'bwrap' is not usable here")
