@@ -39,7 +39,7 @@ class ReplayResult(Model):
 
 async def execute_dag(session: SandboxSession, dag: ExecutionDag) -> DagRun:
     """Call the DAG's tools in order in the current episode, binding arguments to earlier outputs;
-    stop at the first call that fails."""
+    stop at the first call that fails (or, for a node that expects an error, succeeds)."""
     outputs: dict[str, JsonValue] = {}
     for node in dag.order():
         try:
@@ -47,9 +47,11 @@ async def execute_dag(session: SandboxSession, dag: ExecutionDag) -> DagRun:
         except LookupError as exc:
             return DagRun(outputs=outputs, failed_node=node.id, failure=f"cannot bind arguments: {exc}")
         outcome = await session.call(node.tool, args)
-        if not outcome.ok:
+        if node.expect_error and outcome.ok:
+            return DagRun(outputs=outputs, failed_node=node.id, failure=f"{node.tool} succeeded, expected an error")
+        if not outcome.ok and not node.expect_error:
             return DagRun(outputs=outputs, failed_node=node.id, failure=f"{node.tool} failed: {outcome.error}")
-        outputs[node.id] = outcome.result
+        outputs[node.id] = outcome.result if outcome.ok else {"error": outcome.error}
     return DagRun(outputs=outputs)
 
 

@@ -8,8 +8,8 @@ and `jsonschema` (an `mcp` dependency), so it can be copied as-is into a contain
 
 BUNDLE_DIR holds `environment.json` (tools, initial state) and `implementation.py`.
 
-Agents see the bundle's tools, minus hidden ones; broken tools always return their error. Graders
-additionally reach two control tools that are never listed and only answer when called with the
+Agents see the bundle's tools, minus hidden ones; broken tools return their error (on every call, or
+on their first `failures` calls). Graders additionally reach two control tools that are never listed and only answer when called with the
 token the grader put in ABSTAINGEN_CONTROL_TOKEN when it started the server:
 `_control_reset {token, overlay}` restores the initial state and applies a task overlay, and
 `_control_snapshot {token, then_reset?}` returns the execution log and the current state, then
@@ -26,7 +26,6 @@ import json
 import os
 import resource
 import secrets
-import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -73,6 +72,7 @@ class Environment:
     def __init__(self, bundle_dir: Path):
         spec = json.loads((bundle_dir / "environment.json").read_text())
         self.tools: dict[str, dict] = {t["name"]: t for t in spec["tools"]}
+        self.undos = {t["undone_by"] for t in spec["tools"] if t.get("undone_by")}  # reversible: not destructive
         self.validators = {name: jsonschema.Draft202012Validator(t["input_schema"]) for name, t in self.tools.items()}
         self.initial_json = canonical(spec["initial_state"])
         self.handlers = self._load(bundle_dir / "implementation.py")
@@ -98,6 +98,8 @@ class Environment:
         self.state_json = canonical(state)
         self.hidden = set(overlay.get("hidden_tools", []))
         self.broken = {b["name"]: b["error"] for b in overlay.get("broken_tools", [])}
+        # a transient fault fails its first `failures` calls, then the tool works; None: it never works
+        self.failures_left = {b["name"]: b.get("failures") for b in overlay.get("broken_tools", [])}
         self.log: list[dict] = []
         self.initial_hash = self.state_hash()
 
@@ -124,7 +126,11 @@ class Environment:
         if name not in self.tools or name in self.hidden:
             return False, f"Unknown tool: {name}"
         if name in self.broken:
-            return False, self.broken[name]
+            left = self.failures_left[name]
+            if left is None or left > 0:
+                if left is not None:
+                    self.failures_left[name] = left - 1
+                return False, self.broken[name]
         error = jsonschema.exceptions.best_match(self.validators[name].iter_errors(args))
         if error is not None:
             return False, f"Invalid arguments for {name}: {error.message}"
@@ -176,7 +182,8 @@ def build_server(env: Environment, control_token: str, record_dir: Path | None) 
                     input_schema=t["input_schema"],
                     annotations=types.ToolAnnotations(
                         read_only_hint=t["kind"] != "commit",
-                        destructive_hint=t.get("irreversible", False) if t["kind"] == "commit" else None,
+                        destructive_hint=(t["kind"] == "commit" and not t.get("undone_by") and t["name"] not in env.undos)
+                        if t["kind"] == "commit" else None,
                     ),
                 )
                 for t in env.visible_tools()
@@ -233,7 +240,9 @@ def main(argv: list[str] | None = None) -> None:
     async def serve() -> None:
         reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
         await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), wire_in)
-        async with stdio_server(stdin=WireLines(reader), stdout=WireWriter(wire_out)) as (read_stream, write_stream):
+        # WireLines and WireWriter do what the SDK's AsyncFile wrappers do, on the event loop
+        async with stdio_server(stdin=WireLines(reader), stdout=WireWriter(wire_out)) as (  # type: ignore[arg-type]
+                read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(serve)
@@ -295,4 +304,4 @@ class WireWriter:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

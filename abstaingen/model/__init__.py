@@ -3,8 +3,13 @@
 from abstaingen.model.common import JsonValue, canonical_json, content_hash
 from abstaingen.model.dag import DagNode, ExecutionDag, OutputRef
 from abstaingen.model.environment import (
+    AmountImpact,
     CapabilitySpec,
+    ConfirmationPolicy,
+    CrossCheckPolicy,
     EnvironmentBundle,
+    NotesPolicy,
+    Policy,
     ToolKind,
     ToolSpec,
 )
@@ -27,19 +32,29 @@ from abstaingen.model.perturbation import (
 from abstaingen.model.release import FunnelStage, Release, ReleaseFile
 from abstaingen.model.task import (
     BrokenTool,
+    Confirmation,
+    Control,
+    ControlKind,
     Deliverable,
     PatchOp,
+    RecordRef,
     StateAssertion,
-    TaskVariant,
     TaskOverlay,
+    TaskVariant,
 )
 from abstaingen.model.trace import ToolCallRecord, Trace
 
 __all__ = [
     "SCENARIOS",
+    "AmountImpact",
     "BrokenTool",
     "CapabilitySpec",
     "CheckResult",
+    "Confirmation",
+    "ConfirmationPolicy",
+    "Control",
+    "ControlKind",
+    "CrossCheckPolicy",
     "DagNode",
     "Deliverable",
     "Dimension",
@@ -48,11 +63,14 @@ __all__ = [
     "FunnelStage",
     "JsonValue",
     "JudgeVerdict",
+    "NotesPolicy",
     "OutputRef",
     "PatchOp",
     "Perturbation",
     "Phase",
+    "Policy",
     "Provenance",
+    "RecordRef",
     "Release",
     "ReleaseFile",
     "Scenario",

@@ -39,6 +39,9 @@ class DagNode(Model):
     args: dict[str, JsonValue] = Field(default_factory=dict)
     bindings: dict[str, OutputRef] = Field(default_factory=dict)
     after: list[str] = Field(default_factory=list, description="control dependencies beyond data")
+    expect_error: bool = Field(
+        default=False, description="the call is expected to fail (a fault the next call retries past, or the blocker)"
+    )
 
     @model_validator(mode="after")
     def _no_argument_twice(self) -> DagNode:

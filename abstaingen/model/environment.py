@@ -1,10 +1,10 @@
-"""Tools and the environments that serve them."""
+"""Tools, the policies an assistant works under, and the environments that serve them."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 from functools import cached_property
-from typing import Literal
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import Field, model_validator
 
@@ -17,25 +17,53 @@ class ToolKind(StrEnum):
     COMMIT = "commit"  # changes state
 
 
+class AmountImpact(Model):
+    """How much a commit call moves (money, recipients, tablets, ...), so a policy threshold can be applied."""
+
+    category: str = Field(description="what moves, in the words policies use: 'refund', 'payment', 'send'")
+    argument: str | None = Field(default=None, description="the call argument that holds the amount")
+    record_field: str | None = Field(
+        default=None, description="or: the field of the record the call acts on that holds the whole amount moved"
+    )
+    record_argument: str | None = Field(default=None, description="with record_field: the argument naming the record")
+    collection: str | None = Field(default=None, description="with record_field: the collection of that record")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> AmountImpact:
+        from_record = (self.record_field, self.record_argument, self.collection)
+        if (self.argument is None) == all(part is None for part in from_record):
+            raise ValueError("an impact comes from an argument or from a record field, exactly one of them")
+        if self.argument is None and any(part is None for part in from_record):
+            raise ValueError("an impact from a record names its field, its id argument and its collection")
+        return self
+
+
 class ToolSpec(Model):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
     description: str
     kind: ToolKind
-    input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object", "properties": {}})  # type: ignore[arg-type]
     output_schema: dict[str, JsonValue] | None = None
-    irreversible: bool = False
     examples: list[dict[str, JsonValue]] = Field(
         default_factory=list, description="valid arguments for the environment checks to call the tool with"
     )
     effect: str | None = Field(
         default=None,
-        description="what a commit tool changes, as 'collection.field' (used by S5/S6 witnesses)",
+        description="what a commit tool changes, as 'collection.field' or 'collection.field=value' (S5/S6 witnesses)",
+    )
+    undone_by: str | None = Field(
+        default=None,
+        description="a reversible commit names the commit tool that undoes it (environment checks run both and "
+        "require the state to return); a commit without one is irreversible",
+    )
+    impact: AmountImpact | None = Field(
+        default=None, description="a commit that moves an amount says where the amount comes from"
     )
 
     @model_validator(mode="after")
     def _consistent(self) -> ToolSpec:
-        if self.kind != ToolKind.COMMIT and (self.irreversible or self.effect):
-            raise ValueError(f"tool {self.name}: only commit tools can be irreversible or have an effect")
+        if self.kind != ToolKind.COMMIT and (self.effect or self.undone_by or self.impact):
+            raise ValueError(f"tool {self.name}: only commit tools have an effect, an undo or an impact")
         if self.input_schema.get("type") != "object":
             raise ValueError(f"tool {self.name}: input schema must be a JSON object schema")
         return self
@@ -44,12 +72,41 @@ class ToolSpec(Model):
     def read_only(self) -> bool:
         return self.kind != ToolKind.COMMIT
 
-    def mcp_annotations(self) -> dict[str, bool]:
-        """MCP tool annotations follow from the kind (camelCase as on the wire)."""
-        hints = {"readOnlyHint": self.read_only}
-        if not self.read_only:
-            hints["destructiveHint"] = self.irreversible
-        return hints
+
+
+class ConfirmationPolicy(Model):
+    """Above `threshold`, a commit whose impact has this category needs the user's explicit confirmation of
+    that amount in the request."""
+
+    kind: Literal["confirmation"] = "confirmation"
+    category: str = Field(description="the impact category it governs, as in AmountImpact.category")
+    threshold: float = Field(ge=0)
+    statement: str = Field(description="the sentence of the system prompt that states the policy")
+
+
+class CrossCheckPolicy(Model):
+    """Before acting on or reporting `field`, compare it with a second system of record; a difference above
+    `tolerance` means the agent must not rely on either value."""
+
+    kind: Literal["cross_check"] = "cross_check"
+    collection: str
+    field: str
+    mirror_tool: str = Field(description="the tool that reads the second system's copy of the field")
+    tolerance: float = Field(ge=0, description="differences up to this are stated to be harmless")
+    statement: str
+
+
+class NotesPolicy(Model):
+    """Read a record's notes before changing it or sharing it; a note that restricts the action means stop."""
+
+    kind: Literal["notes"] = "notes"
+    collection: str
+    field: str = "notes"
+    statement: str
+
+
+Policy = Annotated[ConfirmationPolicy | CrossCheckPolicy | NotesPolicy, Field(discriminator="kind")]
+PolicyT = TypeVar("PolicyT", ConfirmationPolicy, CrossCheckPolicy, NotesPolicy)
 
 
 class CapabilitySpec(Model):
@@ -73,16 +130,22 @@ class EnvironmentBundle(Model):
     domain: str
     description: str
     tools: list[ToolSpec] = Field(min_length=1)
+    policies: list[Policy] = Field(
+        default_factory=list, description="the rules the assistant works under; system prompts state each one"
+    )
     state_schema: dict[str, JsonValue] = Field(default_factory=dict)
     initial_state: dict[str, JsonValue]
     implementation: str
     origin: Literal["builtin", "llm"] = "builtin"
 
     @model_validator(mode="after")
-    def _unique_tools(self) -> EnvironmentBundle:
+    def _consistent(self) -> EnvironmentBundle:
         names = [t.name for t in self.tools]
         if len(names) != len(set(names)):
             raise ValueError(f"environment {self.env_id}: duplicate tool names")
+        for tool in self.tools:
+            if tool.undone_by is not None and tool.undone_by not in names:
+                raise ValueError(f"environment {self.env_id}: {tool.name} is undone by unknown tool {tool.undone_by}")
         return self
 
     @cached_property
@@ -97,3 +160,21 @@ class EnvironmentBundle(Model):
 
     def has_tool(self, name: str) -> bool:
         return any(t.name == name for t in self.tools)
+
+    def irreversible(self, name: str) -> bool:
+        """A commit is irreversible unless it names its undo or is itself the undo of another commit."""
+        tool = self.tool(name)
+        return tool.kind == ToolKind.COMMIT and tool.undone_by is None and not any(
+            t.undone_by == name for t in self.tools)
+
+    def mcp_annotations(self, name: str) -> dict[str, bool]:
+        """MCP tool annotations follow from the kind and reversibility (camelCase as on the wire)."""
+        tool = self.tool(name)
+        hints = {"readOnlyHint": tool.read_only}
+        if not tool.read_only:
+            hints["destructiveHint"] = self.irreversible(name)
+        return hints
+
+    def policies_of(self, kind: type[PolicyT]) -> list[PolicyT]:
+        return [p for p in self.policies if isinstance(p, kind)]
+

@@ -9,7 +9,7 @@ from pydantic import Field
 from abstaingen.model.common import Model
 from abstaingen.model.perturbation import Perturbation
 from abstaingen.model.score import PairScore
-from abstaingen.model.task import TaskVariant
+from abstaingen.model.task import RecordRef, TaskVariant
 
 
 class CheckResult(Model):
@@ -57,5 +57,8 @@ class TaskPair(Model):
     act: TaskVariant
     abstain: TaskVariant
     perturbation: Perturbation
+    target: RecordRef | None = Field(
+        default=None, description="the record the task is about (what the act side changes or reports on)"
+    )
     validation: ValidationReport = Field(default_factory=ValidationReport)
     provenance: Provenance

@@ -74,7 +74,7 @@ class MultipleCandidatesWitness(Model):
 
     kind: Literal["multiple_candidates"] = "multiple_candidates"
     lookup: DagNode
-    candidates_path: list[str | int] = Field(default_factory=lambda: ["results"])
+    candidates_path: list[str | int] = Field(default_factory=lambda: ["results"])  # type: ignore[arg-type]
     min_candidates: int = 2
 
 
@@ -84,30 +84,30 @@ class Interpretation(Model):
 
 
 class DistinctInterpretationsWitness(Model):
-    """S2: >= 2 readings of the instruction map to distinct commit calls."""
+    """S2: >= 2 readings of the instruction map to distinct commit calls of the same reversibility."""
 
     kind: Literal["distinct_interpretations"] = "distinct_interpretations"
     interpretations: list[Interpretation] = Field(min_length=2)
+    chosen: str = Field(description="the commit tool of the reading the clarification (and T+) picks")
 
 
 class ConflictingConstraintsWitness(Model):
-    """S3: each constraint alone is satisfiable; all together match nothing."""
+    """S3: each constraint alone singles out a record, a different one each; all together match nothing."""
 
     kind: Literal["conflicting_constraints"] = "conflicting_constraints"
     each_alone: list[DagNode] = Field(min_length=2)
     together: DagNode
-    candidates_path: list[str | int] = Field(default_factory=lambda: ["results"])
+    candidates_path: list[str | int] = Field(default_factory=lambda: ["results"])  # type: ignore[arg-type]
 
 
 class HighStakesWitness(Model):
-    """S4: the commit is irreversible, its impact exceeds a stated threshold, no confirmation given."""
+    """S4: the commit is irreversible, its impact is above the threshold of the environment's confirmation
+    policy for its category, and the instruction confirms no such amount."""
 
     kind: Literal["high_stakes"] = "high_stakes"
-    commit: DagNode
-    impact_argument: str
-    impact: float
-    threshold: float
-    threshold_statement: str  # where the threshold is stated (system prompt sentence)
+    commit: DagNode = Field(description="the call T- asks for, with the record id filled in")
+    category: str = Field(description="the impact category, matching a ConfirmationPolicy of the environment")
+    impact: float = Field(description="the amount the call moves")
 
 
 class MissingCapabilityWitness(Model):
@@ -124,16 +124,18 @@ class MissingCapabilityWitness(Model):
 
 
 class ToolFailureWitness(Model):
-    """S6: the critical tool always errors and no other tool has its effect."""
+    """S6: the critical tool errors on every attempt and no other tool has its effect."""
 
     kind: Literal["tool_failure"] = "tool_failure"
     failing_call: DagNode
+    attempts: int = Field(default=3, ge=2, description="how many calls in a row the validator makes; all must fail")
     effect: str
     probe_args: dict[str, JsonValue] = Field(default_factory=dict)
 
 
 class ConflictingEvidenceWitness(Model):
-    """S7: two reads in the DAG disagree on the fact the commit depends on."""
+    """S7: two reads disagree, beyond the stated tolerance, on the fact the act side's commit or answer
+    depends on (read_a's `path_a` is that fact as the act side's DAG reads it)."""
 
     kind: Literal["conflicting_evidence"] = "conflicting_evidence"
     read_a: DagNode
@@ -142,13 +144,24 @@ class ConflictingEvidenceWitness(Model):
     path_b: list[str | int]
 
 
+DISCLOSE = "disclose"  # the action of an info task, for notes that restrict sharing a record's details
+
+
 class RiskMarkerWitness(Model):
-    """S8: a read before the commit reveals a risk marker the instruction did not foresee."""
+    """S8: a read before the commit reveals a marker that restricts the very action the task asks for.
+
+    `restricts` says which actions the marker forbids (commit tool names, or "disclose" for sharing the
+    record's details); the T+ side reads `act_note` in the same place, which must not restrict the action.
+    """
 
     kind: Literal["risk_marker"] = "risk_marker"
     revealing_read: DagNode
     path: list[str | int]
     marker: JsonValue
+    action: str = Field(description="what the task would do: its commit tool, or 'disclose' for an info task")
+    restricts: list[str] = Field(min_length=1, description="the actions the marker forbids")
+    act_note: JsonValue = Field(default="", description="what the same read shows on the T+ side")
+    act_note_restricts: list[str] = Field(default_factory=list, description="the actions act_note forbids")
 
 
 Witness = Annotated[

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from abstaingen.model.common import Model
-from abstaingen.model.score import AgentMetrics, LeakageScore
+from abstaingen.model.score import AgentMetrics, LeakageScore, ShortcutScore
 
 
 class FunnelStage(Model):
@@ -34,4 +34,7 @@ class Release(Model):
     cost_usd: float = 0.0
     baselines: list[AgentMetrics] = Field(default_factory=list)
     leakage: list[LeakageScore] = Field(default_factory=list)
+    shortcuts: list[ShortcutScore] = Field(
+        default_factory=list, description="per scenario, the best single-feature separation of act from abstain"
+    )
     files: list[ReleaseFile] = Field(default_factory=list)

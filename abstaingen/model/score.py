@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from pydantic import Field
+
 from abstaingen.model.common import Model
 
 
@@ -58,3 +60,24 @@ class LeakageScore(Model):
     accuracy: float  # cross-validated, over 2 * pairs instructions
     chance: float = 0.5
     at_chance: bool  # accuracy within two standard errors of chance
+
+
+class ShortcutScore(Model):
+    """How well the best single surface feature separates act from abstain sides in one scenario.
+
+    Accuracies are balanced accuracies (the mean of the act and abstain recalls) of a one-feature
+    rule, in its better direction; 0.5 is chance, 1.0 a perfect give-away.
+    """
+
+    scenario: str
+    pairs: int
+    instruction_feature: str = Field(description="the instruction word or word pair that separates best")
+    instruction_accuracy: float
+    record_feature: str = Field(description="the target-record feature (field value, word, emptiness, split) that separates best")
+    record_accuracy: float
+    abstain_only_fields: list[str] = Field(
+        default_factory=list, description="record fields that are non-empty (or true) only on abstain sides"
+    )
+    limit: float
+    gated: bool = Field(description="whether the scenario had enough pairs for the gate to apply")
+    passed: bool

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from typing import Literal
 
@@ -28,6 +29,10 @@ class PatchOp(Model):
 class BrokenTool(Model):
     name: str
     error: str
+    failures: int | None = Field(
+        default=None, ge=1,
+        description="how many calls fail before the tool works again (a transient fault); None: every call fails",
+    )
 
 
 class TaskOverlay(Model):
@@ -39,6 +44,43 @@ class TaskOverlay(Model):
 
     def is_empty(self) -> bool:
         return not (self.state_patch or self.hidden_tools or self.broken_tools)
+
+
+class RecordRef(Model):
+    """One record of the environment state: `collection[record_id]`."""
+
+    collection: str
+    record_id: str
+
+
+class Confirmation(Model):
+    """Something the user explicitly confirms in the instruction, in words the instruction contains."""
+
+    category: str = Field(description="the impact category confirmed, as policies name it ('refund')")
+    amount: float = Field(description="the amount the user confirmed")
+    text: str = Field(description="the words of the instruction that confirm it")
+
+
+class ControlKind(StrEnum):
+    """Hard negatives: a T+ (or T-) feature that looks like a trigger but is not one, or the reverse."""
+
+    BENIGN_NOTE = "benign_note"
+    NOTE_RESTRICTS_OTHER_ACTION = "note_restricts_other_action"
+    RESOLVED_RISK_NOTE = "resolved_risk_note"
+    WITHIN_TOLERANCE = "within_tolerance"
+    BELOW_THRESHOLD = "below_threshold"
+    CONFIRMED_AMOUNT = "confirmed_amount"
+    UNRELATED_CONFIRMATION = "unrelated_confirmation"
+    TRANSIENT_FAILURE = "transient_failure"
+    DETAILS_STILL_AMBIGUOUS = "details_still_ambiguous"
+    SHORT_REFERENCE_UNIQUE = "short_reference_unique"
+    BOUND_PHRASING = "bound_phrasing"
+
+
+class Control(Model):
+    kind: ControlKind
+    controls_for: str = Field(description="the shortcut this control takes away, e.g. 'a note on the record means stop'")
+    detail: str = Field(description="what this task does about it")
 
 
 class StateAssertion(Model):
@@ -66,6 +108,14 @@ class TaskVariant(Model):
         default_factory=list,
         description="commit tools whose successful call is the deliverable (act) or is acting anyway (abstain)",
     )
+    premise: str = Field(default="", description="context the instruction opens with; both sides of a pair share it")
+    template: str = Field(default="", description="the id of the template the instruction was written from")
+    confirmations: list[Confirmation] = Field(
+        default_factory=list, description="what the user explicitly confirms in the instruction (policy checks read it)"
+    )
+    controls: list[Control] = Field(
+        default_factory=list, description="hard negatives built into this side, each with what it controls for"
+    )
     final_state: list[StateAssertion] = Field(default_factory=list)
     expected_answer: list[str] = Field(
         default_factory=list, description="info act side: a correct reply contains one of these forms"
@@ -78,15 +128,49 @@ class TaskVariant(Model):
     earliest_abstain_step: int | None = Field(default=None, ge=0)
     good_reply: str | None = Field(default=None, description="what a good abstaining reply asks for or reports")
     clarification: str | None = Field(default=None, description="S1/S2: what the user answers when asked")
+    withheld: list[str] = Field(
+        default_factory=list, description="abstain side: values a good reply must not reveal (a locked record's details)"
+    )
 
     @model_validator(mode="after")
     def _side_fields(self) -> TaskVariant:
         abstain_fields = (self.abstention_trigger, self.earliest_abstain_step, self.good_reply)
         if self.task_type == "abstain" and any(f is None for f in abstain_fields):
             raise ValueError(f"{self.task_id}: abstain tasks need trigger, earliest_abstain_step and good_reply")
-        if self.task_type == "act" and any(f is not None for f in (*abstain_fields, self.clarification)):
+        if self.task_type == "act" and (any(f is not None for f in (*abstain_fields, self.clarification))
+                                        or self.withheld):
             raise ValueError(f"{self.task_id}: act tasks carry no abstention labels")
+        if not self.instruction.startswith(self.premise):
+            raise ValueError(f"{self.task_id}: the instruction does not open with its premise")
+        missing = [c.text for c in self.confirmations if c.text not in self.instruction]
+        if missing:
+            raise ValueError(f"{self.task_id}: confirmations not in the instruction: {missing}")
         return self
+
+
+def apply_state_patch(state: dict[str, JsonValue], patch: list[PatchOp]) -> dict[str, JsonValue]:
+    """The state after a task overlay's patch, as the runtime applies it (a new dict; `state` is untouched)."""
+    patched = json.loads(json.dumps(state))
+    for op in patch:
+        records = patched.setdefault(op.collection, [])
+        assert isinstance(records, list)
+        index = next((i for i, r in enumerate(records) if isinstance(r, dict) and r.get("id") == op.record_id), None)
+        if op.op == "add":
+            records.append({"id": op.record_id, **op.values})
+        elif index is not None and op.op == "set":
+            records[index] = {**records[index], **op.values}  # type: ignore[dict-item]
+        elif index is not None:
+            del records[index]
+    return patched
+
+
+def find_record(state: dict[str, JsonValue], ref: RecordRef) -> dict[str, JsonValue] | None:
+    records = state.get(ref.collection)
+    if isinstance(records, list):
+        for record in records:
+            if isinstance(record, dict) and record.get("id") == ref.record_id:
+                return record
+    return None
 
 
 def _field(state: dict[str, JsonValue], assertion: StateAssertion) -> JsonValue:
