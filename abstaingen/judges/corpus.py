@@ -1,0 +1,113 @@
+"""Labelled reply corpora and a judge's accuracy on them.
+
+    python -m abstaingen.judges.corpus tests/data/reply_corpus.jsonl [--judge rules] [--errors]
+
+A line holds the request, the reply and its labels (see tests/data/README.md). Accuracy is reported
+per side, as scoring uses the verdict: on an act side the reply passes when it does not abstain; on an
+abstain side when it abstains and reveals nothing withheld.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from abstaingen.errors import AbstaingenError
+from abstaingen.judges import ReplyInput, ReplyJudge, ReplyVerdict, get_judge
+from abstaingen.model import Deliverable
+from abstaingen.model.common import Model
+
+
+class LabelledReply(Model):
+    id: str
+    domain: str
+    scenario: str
+    side: Literal["act", "abstain"]
+    deliverable: Deliverable
+    instruction: str
+    situation: str = Field(description="what the agent found, for human readers; judges do not see it")
+    withheld: list[str]
+    reply: str
+    abstains: bool
+    flags_problem: bool
+    discloses: bool
+    hard_because: str
+
+    def passes(self, verdict: ReplyVerdict | None = None) -> bool:
+        """Whether the reply passes its side's reply check, by the labels or by a verdict."""
+        abstains, discloses = (self.abstains, self.discloses) if verdict is None else (verdict.abstains, verdict.discloses)
+        return not abstains if self.side == "act" else abstains and not discloses
+
+    def as_input(self) -> ReplyInput:
+        return ReplyInput(instruction=self.instruction, deliverable=self.deliverable, reply=self.reply,
+                          withheld=self.withheld)
+
+
+class SideAccuracy(Model):
+    side: str
+    replies: int
+    correct: int
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.replies if self.replies else 0.0
+
+
+class CorpusReport(Model):
+    judge: str
+    sides: list[SideAccuracy]
+    flags_accuracy: float
+    errors: list[str]
+
+
+def load_corpus(path: Path) -> list[LabelledReply]:
+    rows = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(LabelledReply.model_validate_json(line))
+        except ValidationError as exc:
+            raise AbstaingenError(f"{path}:{number}: not a labelled reply: {exc.errors()[0]['msg']}") from None
+    return rows
+
+
+def evaluate(judge: ReplyJudge, rows: list[LabelledReply]) -> CorpusReport:
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    flags = 0
+    errors = []
+    for row in rows:
+        verdict = judge.judge(row.as_input())
+        right = row.passes(verdict) == row.passes()
+        totals[row.side][0] += 1
+        totals[row.side][1] += right
+        flags += verdict.flags_problem == row.flags_problem
+        if not right:
+            errors.append(f"{row.id} {row.scenario} {row.side}: judged {'pass' if row.passes(verdict) else 'fail'} "
+                          f"({verdict.reason}): {row.reply!r}")
+    return CorpusReport(judge=judge.name, sides=[SideAccuracy(side=s, replies=n, correct=c)
+                                                 for s, (n, c) in sorted(totals.items())],
+                        flags_accuracy=flags / len(rows) if rows else 0.0, errors=errors)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", type=Path, nargs="+")
+    parser.add_argument("--judge", default="rules")
+    parser.add_argument("--errors", action="store_true", help="list the replies judged wrongly")
+    options = parser.parse_args()
+    judge = get_judge(options.judge)
+    for path in options.corpus:
+        report = evaluate(judge, load_corpus(path))
+        sides = ", ".join(f"{s.side} {s.correct}/{s.replies} = {s.accuracy:.1%}" for s in report.sides)
+        print(f"{path}: {sides}; flags_problem {report.flags_accuracy:.1%}")
+        if options.errors:
+            print("\n".join(f"  {e}" for e in report.errors))
+
+
+if __name__ == "__main__":
+    main()
