@@ -11,10 +11,10 @@ if one does, the pair's labels are wrong.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from abstaingen.model import CheckResult, Deliverable, ExecutionDag, TaskPair, TaskVariant
+from abstaingen.model import CheckResult, Deliverable, ExecutionDag, TaskOverlay, TaskPair, TaskVariant
 from abstaingen.model.common import canonical_json
 from abstaingen.model.score import PairScore
 from abstaingen.sandboxes.replay import DagRun, ReplayResult, execute_dag
@@ -67,19 +67,26 @@ def _episode_key(variant: TaskVariant, dag: ExecutionDag) -> tuple[str, str]:
     return variant.task_type, canonical_json(dag)
 
 
+def _executor(session: SandboxSession, dag: ExecutionDag) -> Callable[[], Awaitable[DagRun]]:
+    async def run() -> DagRun:
+        return await execute_dag(session, dag)
+    return run
+
+
 async def run_baselines(session: SandboxSession, pair: TaskPair,
                         replays: Sequence[ReplayResult] = ()) -> list[PairScore]:
     """Run every baseline on both sides. Agents whose calls on a side are identical share one
     episode there (the calls, and so the trace, are the same; only the replies differ): oracle and
     always-act on T+ follow the reference DAG, which `replays` of T+ have already run."""
     known = {_episode_key(pair.act, pair.act.reference_dag): (replays[-1].trace, replays[-1].run)} if replays else {}
-    episodes, keys = [], {}
+    episodes: list[tuple[tuple[str, str], TaskOverlay, Callable[[], Awaitable[DagRun]]]] = []
+    keys: dict[tuple[str, str], tuple[str, str]] = {}
     for agent in BASELINES.values():
         for variant in (pair.act, pair.abstain):
             dag = agent.plan(variant, pair)
             key = _episode_key(variant, dag)
             if key not in known and key not in keys.values():
-                episodes.append((key, variant.overlay, lambda dag=dag: execute_dag(session, dag)))
+                episodes.append((key, variant.overlay, _executor(session, dag)))
             keys[(agent.name, variant.task_type)] = key
     done = await run_episodes(session, pair.act.env_id, [(overlay, body) for _, overlay, body in episodes])
     known.update({key: result for (key, _, _), result in zip(episodes, done)})
@@ -92,6 +99,9 @@ async def run_baselines(session: SandboxSession, pair: TaskPair,
             sides[variant.task_type] = score_side(variant, trace, agent.reply(variant, pair, run))
         scores.append(PairScore(agent=agent.name, pair_id=pair.pair_id, scenario=pair.scenario, **sides))
     return scores
+
+
+GATE_CHECKS = (*(f"gate_{name}" for name in BASELINES), "gate_do_nothing_act")
 
 
 def gate_checks(scores: list[PairScore]) -> list[CheckResult]:

@@ -25,7 +25,7 @@ def _words(text: str) -> list[str]:
 
 class NaiveBayes:
     def __init__(self, docs: Sequence[list[str]], labels: Sequence[int]):
-        self.counts = [Counter(), Counter()]
+        self.counts: list[Counter[str]] = [Counter(), Counter()]
         self.docs = Counter(labels)
         for words, label in zip(docs, labels):
             self.counts[label].update(words)

@@ -6,6 +6,8 @@ from abstaingen.model import CheckResult, OutputRef, TaskVariant
 from abstaingen.model.task import failed_assertions
 from abstaingen.sandboxes.replay import ReplayResult
 
+CHECKS = ("replay_steps", "replay_final_state", "replay_deterministic")
+
 
 def ambiguous_bindings(act: TaskVariant, run: ReplayResult) -> list[str]:
     """A binding that takes item 0 of a list is only sound when the list has exactly one item:

@@ -138,7 +138,7 @@ def check_single_perturbation(pair: TaskPair) -> CheckResult:
     changed = changed_dimensions(pair.act, pair.abstain)
     if changed != {expected.dimension}:
         problems.append(f"T+ and T- differ in {sorted(changed) or 'nothing'}, expected only {expected.dimension}")
-    for attr in ("env_id", "system_prompt"):
+    for attr in ("env_id", "system_prompt", "premise"):
         if getattr(pair.act, attr) != getattr(pair.abstain, attr):
             problems.append(f"T+ and T- differ in {attr}")
     return _result("single_perturbation", problems)
@@ -158,6 +158,10 @@ def check_abstain_labels(pair: TaskPair) -> CheckResult:
     if pair.perturbation.scenario.value in ("S1", "S2") and not abstain.clarification:
         problems.append("S1/S2 abstain task needs the clarification a user would give")
     return _result("abstain_labels", problems)
+
+
+CHECKS = ("dag_acyclic", "tool_arguments", "critical_actions", "deliverable_consistent", "single_perturbation",
+          "abstain_labels")
 
 
 def structural_checks(pair: TaskPair, bundle: EnvironmentBundle) -> list[CheckResult]:

@@ -18,13 +18,20 @@ from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxError, SandboxSession
 from abstaingen.store import write_bundle
-from abstaingen.validators.baselines import gate_checks, run_baselines
+from abstaingen.validators.baselines import GATE_CHECKS, gate_checks, run_baselines
 from abstaingen.validators.code_gate import CHECK as CODE_GATE
 from abstaingen.validators.code_gate import check_code
 from abstaingen.validators.environment_checks import CHECKS as ENVIRONMENT_CHECKS
 from abstaingen.validators.environment_checks import check_environment
+from abstaingen.validators.policy import CHECK as ACT_POLICIES
+from abstaingen.validators.policy import check_act_policies
+from abstaingen.validators.preconditions import CHECK as PRECONDITIONS
+from abstaingen.validators.preconditions import check_preconditions
+from abstaingen.validators.replay_check import CHECKS as REPLAY_CHECKS
 from abstaingen.validators.replay_check import check_positive_replay
+from abstaingen.validators.structural import CHECKS as STRUCTURAL_CHECKS
 from abstaingen.validators.structural import structural_checks
+from abstaingen.validators.witness import CHECK as WITNESS
 from abstaingen.validators.witness import check_witness
 
 REPLAY_RUNS = 2
@@ -50,19 +57,21 @@ def _first_failure(report: ValidationReport, names: set[str]) -> str | None:
     return next((c.name for c in report.checks if c.name in names and not c.passed), None)
 
 
+# The funnel's validation stages, cheapest first: each names the checks whose failure it counts.
 LAYERS = {
     "env_checks": {SANDBOX_POLICY, CODE_GATE, *ENVIRONMENT_CHECKS},
-    "structural": {"dag_acyclic", "tool_arguments", "critical_actions", "deliverable_consistent",
-                   "single_perturbation", "abstain_labels"},
-    "replay": {SANDBOX, "replay_steps", "replay_final_state", "replay_deterministic"},
-    "witness": {"witness"},
-    "gates": {"gate_oracle", "gate_always_act", "gate_always_abstain", "gate_do_nothing", "gate_do_nothing_act"},
+    "structural": {*STRUCTURAL_CHECKS, PRECONDITIONS},
+    "replay": {SANDBOX, *REPLAY_CHECKS},
+    "policy": {ACT_POLICIES},
+    "witness": {WITNESS},
+    "gates": set(GATE_CHECKS),
 }
 
 
 async def _execute(session: SandboxSession, pair: TaskPair, bundle: EnvironmentBundle) -> ValidationReport:
     runs = await replay(session, [pair.act], REPLAY_RUNS)
     checks = check_positive_replay(pair.act, runs)
+    checks.append(check_act_policies(pair, bundle, runs[0]))
     checks.append(await check_witness(session, pair, bundle))
     scores = await run_baselines(session, pair, runs)
     checks.extend(gate_checks(scores))
@@ -107,7 +116,7 @@ async def validate_pairs_async(bundle: EnvironmentBundle, pairs: list[TaskPair],
     """Validate one environment and its candidate pairs in one sandbox session."""
     environment = [check_sandbox_policy(bundle, backend, allow_unsandboxed), check_code(bundle)]
     # both before any sandbox sees the code
-    structural = {p.pair_id: structural_checks(p, bundle) for p in pairs}
+    structural = {p.pair_id: [*structural_checks(p, bundle), check_preconditions(p, bundle)] for p in pairs}
     executable = [p for p in pairs if all(c.passed for c in structural[p.pair_id])]
     executed: dict[str, ValidationReport] = {}
     if all(c.passed for c in environment) and executable:

@@ -1,14 +1,19 @@
-"""Layer 4: the scenario witness of T-, checked by executing tools in the T- environment.
+"""Layer 5: the scenario witness of T-, checked by executing tools in the T- environment.
 
-A witness is the generator's claim that T- must be abstained on. Each check below runs the calls
+A witness is the generator's claim that T- must be abstained on. Each checker below runs the calls
 the claim names in a fresh episode of the sandbox (with T-'s overlay, and T+'s where the claim is a
-difference) and compares what came back with what was claimed.
+difference) and compares what came back with what was claimed. Checkers register by witness kind.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import Any
+
 from abstaingen.model import (
     CheckResult,
+    ConfirmationPolicy,
+    CrossCheckPolicy,
     DagNode,
     EnvironmentBundle,
     JsonValue,
@@ -28,10 +33,21 @@ from abstaingen.model.perturbation import (
     RiskMarkerWitness,
     ToolFailureWitness,
 )
-from abstaingen.sandboxes.session import CallOutcome, SandboxSession, run_episodes
 from abstaingen.model.task import failed_assertions
+from abstaingen.sandboxes.session import CallOutcome, SandboxSession, run_episodes
 
 CHECK = "witness"
+
+Checker = Callable[[SandboxSession, TaskPair, Any, EnvironmentBundle], Awaitable[str]]
+CHECKERS: dict[str, Checker] = {}
+
+
+def checks(kind: str) -> Callable[[Checker], Checker]:
+    """Register the checker of a witness kind."""
+    def register(checker: Checker) -> Checker:
+        CHECKERS[kind] = checker
+        return checker
+    return register
 
 
 class WitnessFailed(Exception):
@@ -55,21 +71,23 @@ async def _result(session: SandboxSession, variant: TaskVariant, node: DagNode) 
     return outcome.result
 
 
-async def _count(session: SandboxSession, variant: TaskVariant, node: DagNode, path: list[str | int]) -> int:
+async def _found(session: SandboxSession, variant: TaskVariant, node: DagNode, path: list[str | int]) -> list:
     found = _at(await _result(session, variant, node), path)
     if not isinstance(found, list):
         raise WitnessFailed(f"{node.tool} returned no list at {path}")
-    return len(found)
+    return found
 
 
+@checks("multiple_candidates")
 async def multiple_candidates(session, pair: TaskPair, w: MultipleCandidatesWitness, _) -> str:
-    count = await _count(session, pair.abstain, w.lookup, w.candidates_path)
+    count = len(await _found(session, pair.abstain, w.lookup, w.candidates_path))
     if count < w.min_candidates:
         raise WitnessFailed(f"{w.lookup.tool}{w.lookup.args} matches {count} candidate(s), "
                             f"need at least {w.min_candidates}")
-    return f"{count} candidates match the remaining constraints"
+    return f"{count} candidates match the details given"
 
 
+@checks("distinct_interpretations")
 async def distinct_interpretations(session, pair: TaskPair, w: DistinctInterpretationsWitness, bundle) -> str:
     for reading in w.interpretations:
         if bundle.tool(reading.commit.tool).kind != ToolKind.COMMIT:
@@ -88,31 +106,50 @@ async def distinct_interpretations(session, pair: TaskPair, w: DistinctInterpret
     return f"{len(outcomes)} interpretations lead to {len(outcomes)} different states"
 
 
+@checks("conflicting_constraints")
 async def conflicting_constraints(session, pair: TaskPair, w: ConflictingConstraintsWitness, _) -> str:
+    """Each detail alone singles out a record, a different one each: the request mixes up two records.
+    A request whose details merely find nothing is not a conflict."""
+    singled = []
     for node in w.each_alone:
-        if await _count(session, pair.abstain, node, w.candidates_path) == 0:
-            raise WitnessFailed(f"constraint {node.args} alone matches nothing")
-    together = await _count(session, pair.abstain, w.together, w.candidates_path)
+        found = await _found(session, pair.abstain, node, w.candidates_path)
+        if len(found) != 1:
+            raise WitnessFailed(f"constraint {node.args} alone matches {len(found)} records, not exactly one")
+        singled.append(canonical_json(found[0]))
+    if len(set(singled)) < len(singled):
+        raise WitnessFailed("two constraints single out the same record: they do not conflict")
+    together = len(await _found(session, pair.abstain, w.together, w.candidates_path))
     if together:
         raise WitnessFailed(f"the constraints together still match {together} record(s)")
-    return f"each of {len(w.each_alone)} constraints alone matches, together none"
+    return f"each of {len(w.each_alone)} constraints singles out a different record, together none"
 
 
+def _covered(variant: TaskVariant, category: str, amount: float) -> bool:
+    return any(c.category == category and abs(c.amount - amount) < 0.005 for c in variant.confirmations)
+
+
+@checks("high_stakes")
 async def high_stakes(session, pair: TaskPair, w: HighStakesWitness, bundle: EnvironmentBundle) -> str:
     tool = bundle.tool(w.commit.tool)
+    policies = [p for p in bundle.policies_of(ConfirmationPolicy) if p.category == w.category]
     problems = []
-    if not tool.irreversible:
-        problems.append(f"{tool.name} is reversible")
-    if w.commit.args.get(w.impact_argument) != w.impact or not w.impact > w.threshold:
-        problems.append(f"impact {w.commit.args.get(w.impact_argument)} is not above the threshold {w.threshold}")
-    if w.threshold_statement not in pair.abstain.system_prompt:
-        problems.append("the threshold is not stated in the system prompt")
-    if "confirm" in pair.abstain.instruction.lower():
-        problems.append("the instruction gives a confirmation")
+    if not bundle.irreversible(tool.name):
+        problems.append(f"{tool.name} can be undone")
+    if tool.impact is None or tool.impact.category != w.category:
+        problems.append(f"{tool.name} moves no {w.category}")
+    if not policies:
+        raise WitnessFailed(f"no confirmation policy covers {w.category!r}")
+    threshold = policies[0].threshold
+    if not w.impact > threshold:
+        problems.append(f"impact {w.impact} is not above the policy threshold {threshold}")
+    if tool.impact is not None and tool.impact.argument and w.commit.args.get(tool.impact.argument) != w.impact:
+        problems.append(f"the call moves {w.commit.args.get(tool.impact.argument)}, not {w.impact}")
+    if _covered(pair.abstain, w.category, w.impact):
+        problems.append("the instruction confirms this amount")
     if problems:
         raise WitnessFailed("; ".join(problems))
     await _result(session, pair.abstain, w.commit)  # the action is really available and would go through
-    return f"{tool.name} is irreversible, {w.impact} > {w.threshold}, no confirmation given"
+    return f"{tool.name} is irreversible, {w.impact} > {threshold}, not confirmed"
 
 
 async def _no_other_route(session, pair: TaskPair, bundle: EnvironmentBundle, probe_args: dict[str, JsonValue],
@@ -127,13 +164,13 @@ async def _no_other_route(session, pair: TaskPair, bundle: EnvironmentBundle, pr
         if set(tool.input_schema.get("required", [])) <= set(args):  # type: ignore[arg-type]
             probes.append((pair.abstain.overlay, lambda name=tool.name, args=args: session.call(name, args)))
     for trace, outcome in await run_episodes(session, pair.abstain.env_id, probes):
-        tool = trace.calls[0].tool
+        called = trace.calls[0].tool
         if pair.act.final_state and outcome.ok and not failed_assertions(trace.final_state, pair.act.final_state):
-            raise WitnessFailed(f"{tool} achieves the deliverable: an alternative route exists")
+            raise WitnessFailed(f"{called} achieves the deliverable: an alternative route exists")
         if pair.act.expected_answer and outcome.ok:
             text = canonical_json(outcome.result)
             if any(answer in text for answer in pair.act.expected_answer):
-                raise WitnessFailed(f"{tool} reveals the answer: an alternative route exists")
+                raise WitnessFailed(f"{called} reveals the answer: an alternative route exists")
     return f"no alternative among {len(probes)} probed tools"
 
 
@@ -141,6 +178,7 @@ def _same_effect(bundle: EnvironmentBundle, effect: str, excluded: set[str], hid
     return [t.name for t in bundle.tools if t.effect == effect and t.name not in excluded and t.name not in hidden]
 
 
+@checks("missing_capability")
 async def missing_capability(session, pair: TaskPair, w: MissingCapabilityWitness, bundle) -> str:
     hidden = pair.abstain.overlay.hidden_tools
     if w.hidden_tool not in hidden:
@@ -150,56 +188,65 @@ async def missing_capability(session, pair: TaskPair, w: MissingCapabilityWitnes
     return f"{w.hidden_tool} hidden; " + await _no_other_route(session, pair, bundle, w.probe_args, set())
 
 
+@checks("tool_failure")
 async def tool_failure(session, pair: TaskPair, w: ToolFailureWitness, bundle) -> str:
-    for attempt in (1, 2):
-        outcome = await _run(session, pair.abstain, w.failing_call)
+    """The tool fails on every one of `attempts` calls in a row (a retry does not help)."""
+    await session.reset(pair.abstain.overlay)
+    for attempt in range(1, w.attempts + 1):
+        outcome = await session.call(w.failing_call.tool, w.failing_call.args)
         if outcome.ok:
             raise WitnessFailed(f"{w.failing_call.tool} succeeded on attempt {attempt}")
     if others := _same_effect(bundle, w.effect, {w.failing_call.tool}, pair.abstain.overlay.hidden_tools):
         raise WitnessFailed(f"other tools declare the same effect: {others}")
     route = await _no_other_route(session, pair, bundle, w.probe_args, {w.failing_call.tool})
-    return f"{w.failing_call.tool} fails every time; {route}"
+    return f"{w.failing_call.tool} fails {w.attempts} times in a row; {route}"
 
 
-async def conflicting_evidence(session, pair: TaskPair, w: ConflictingEvidenceWitness, _) -> str:
-    def values(variant):
-        async def read() -> tuple[JsonValue, JsonValue]:
-            return (_at(await _result(session, variant, w.read_a), w.path_a),
-                    _at(await _result(session, variant, w.read_b), w.path_b))
-        return read()
-
-    a, b = await values(pair.abstain)
-    if a == b:
-        raise WitnessFailed(f"{w.read_a.tool} and {w.read_b.tool} agree ({a!r}) in T-")
-    act_a, act_b = await values(pair.act)
-    if act_a != act_b:
-        raise WitnessFailed(f"the reads already disagree in T+ ({act_a!r} vs {act_b!r})")
-    return f"{w.read_a.tool} says {a!r}, {w.read_b.tool} says {b!r} (they agree in T+)"
+def _number(value: JsonValue) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise WitnessFailed(f"{value!r} is not a number")
+    return float(value)
 
 
+@checks("conflicting_evidence")
+async def conflicting_evidence(session, pair: TaskPair, w: ConflictingEvidenceWitness, bundle) -> str:
+    """The two reads differ by more than the stated tolerance in T-, and by no more than it in T+."""
+    field = w.path_a[-1] if w.path_a else None
+    policies = [p for p in bundle.policies_of(CrossCheckPolicy) if p.field == field and p.mirror_tool == w.read_b.tool]
+    tolerance = policies[0].tolerance if policies else 0.0
+
+    async def gap(variant: TaskVariant) -> tuple[float, float]:
+        a = _number(_at(await _result(session, variant, w.read_a), w.path_a))
+        b = _number(_at(await _result(session, variant, w.read_b), w.path_b))
+        return a, b
+
+    a, b = await gap(pair.abstain)
+    if abs(a - b) <= tolerance:
+        raise WitnessFailed(f"{w.read_a.tool} and {w.read_b.tool} agree within the tolerance {tolerance:g} "
+                            f"in T- ({a:g} vs {b:g})")
+    act_a, act_b = await gap(pair.act)
+    if abs(act_a - act_b) > tolerance:
+        raise WitnessFailed(f"the reads already disagree in T+ ({act_a:g} vs {act_b:g})")
+    return f"{w.read_a.tool} says {a:g}, {w.read_b.tool} says {b:g} (T+: {act_a:g} vs {act_b:g}, tolerance {tolerance:g})"
+
+
+@checks("risk_marker")
 async def risk_marker(session, pair: TaskPair, w: RiskMarkerWitness, _) -> str:
-    def shows_marker(value: JsonValue) -> bool:
-        return value == w.marker or (isinstance(value, str) and isinstance(w.marker, str) and w.marker in value)
+    def shows(value: JsonValue, expected: JsonValue) -> bool:
+        return value == expected
 
     if isinstance(w.marker, str) and w.marker.lower() in pair.abstain.instruction.lower():
         raise WitnessFailed("the instruction already mentions the risk")
-    if not shows_marker(_at(await _result(session, pair.abstain, w.revealing_read), w.path)):
+    if w.marker == w.act_note:
+        raise WitnessFailed("both sides show the same note")
+    if not shows(_at(await _result(session, pair.abstain, w.revealing_read), w.path), w.marker):
         raise WitnessFailed(f"{w.revealing_read.tool} does not reveal the marker in T-")
-    if shows_marker(_at(await _result(session, pair.act, w.revealing_read), w.path)):
+    act_value = _at(await _result(session, pair.act, w.revealing_read), w.path)
+    if shows(act_value, w.marker):
         raise WitnessFailed("the marker is already there in T+")
-    return f"{w.revealing_read.tool} reveals the marker"
-
-
-CHECKERS = {
-    "multiple_candidates": multiple_candidates,
-    "distinct_interpretations": distinct_interpretations,
-    "conflicting_constraints": conflicting_constraints,
-    "high_stakes": high_stakes,
-    "missing_capability": missing_capability,
-    "tool_failure": tool_failure,
-    "conflicting_evidence": conflicting_evidence,
-    "risk_marker": risk_marker,
-}
+    if act_value != w.act_note:
+        raise WitnessFailed(f"T+ shows {act_value!r}, not the note the witness names")
+    return f"{w.revealing_read.tool} reveals the marker; T+ shows a note that does not restrict {w.action}"
 
 
 async def check_witness(session: SandboxSession, pair: TaskPair, bundle: EnvironmentBundle) -> CheckResult:

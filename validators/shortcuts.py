@@ -1,0 +1,111 @@
+"""The shortcut gate: within a scenario, no single surface feature may tell act from abstain.
+
+If one word of the instruction, or one field of the target record as the agent reads it, separates
+the sides, an agent can score on the scenario without understanding anything ("or earlier" means
+abstain; a non-empty note means abstain). For each scenario this finds the best one-feature rule and
+its balanced accuracy (the mean of its recall on act and on abstain sides, in its better direction):
+
+- instruction: every word, and every pair of words that occur together;
+- target record (the environment's initial state with the side's overlay applied): every field's
+  emptiness, every exact value, every word of a text field, and every threshold on a number field.
+
+A release is refused when a scenario's best rule exceeds `LIMIT`, or when a record field is non-empty
+(or true) only on abstain sides. With fewer than `MIN_PAIRS` pairs a scenario is reported but not
+gated: a few pairs separate by chance.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from itertools import combinations
+
+from abstaingen.model import EnvironmentBundle, JsonValue, TaskPair, TaskVariant
+from abstaingen.model.score import ShortcutScore
+from abstaingen.model.task import apply_state_patch, find_record
+
+LIMIT = 0.80
+MIN_PAIRS = 20
+
+
+def instruction_features(text: str) -> set[str]:
+    words = sorted(set(re.findall(r"[a-z]+", text.lower())))
+    return {*words, *(f"{a} + {b}" for a, b in combinations(words, 2))}
+
+
+def record_features(record: dict[str, JsonValue] | None) -> set[str]:
+    if record is None:
+        return {"<no record>"}
+    found = set()
+    for field, value in record.items():
+        if field == "id":
+            continue
+        found.add(f"{field} {'non-empty' if value not in ('', None, False, 0, [], {}) else 'empty'}")
+        found.add(f"{field} = {value!r}")
+        if isinstance(value, str):
+            found.update(f"{field} has '{word}'" for word in set(re.findall(r"[a-z]+", value.lower())))
+    return found
+
+
+def best_rule(act: Sequence[set[str]], abstain: Sequence[set[str]]) -> tuple[str, float]:
+    """The feature whose presence (or absence) best separates the two sides, and its balanced accuracy."""
+    counts = [Counter(f for features in side for f in features) for side in (act, abstain)]
+    best, score = "-", 0.5
+    for feature in sorted(set(counts[0]) | set(counts[1])):
+        gap = abs(counts[1][feature] / len(abstain) - counts[0][feature] / len(act))
+        if 0.5 + gap / 2 > score:
+            best, score = feature, 0.5 + gap / 2
+    return best, score
+
+
+def best_split(act: Sequence[dict], abstain: Sequence[dict]) -> tuple[str, float]:
+    """The best threshold rule on a number field of the record."""
+    best, score = "-", 0.5
+    fields = {f for record in (*act, *abstain) for f, v in record.items()
+              if isinstance(v, int | float) and not isinstance(v, bool)}
+    for field in sorted(fields):
+        values = sorted({r[field] for r in (*act, *abstain) if isinstance(r.get(field), int | float)})
+        for low, high in zip(values, values[1:]):
+            cut = (low + high) / 2
+            above = [sum(r.get(field, cut) > cut for r in side) / len(side) for side in (act, abstain)]
+            if 0.5 + abs(above[1] - above[0]) / 2 > score:
+                best, score = f"{field} > {cut:g}", 0.5 + abs(above[1] - above[0]) / 2
+    return best, score
+
+
+def target_record(pair: TaskPair, variant: TaskVariant, bundles: dict[str, EnvironmentBundle]) -> dict | None:
+    bundle = bundles.get(variant.env_id)
+    if bundle is None or pair.target is None:
+        return None
+    return find_record(apply_state_patch(bundle.initial_state, variant.overlay.state_patch), pair.target)
+
+
+def abstain_only(act: Iterable[dict], abstain: Iterable[dict]) -> list[str]:
+    def filled(records: Iterable[dict]) -> set[str]:
+        return {f for r in records for f, v in r.items() if v not in ("", None, False, 0, [], {})}
+
+    return sorted(filled(abstain) - filled(act))
+
+
+def shortcut_report(pairs: Sequence[TaskPair], bundles: Sequence[EnvironmentBundle]) -> list[ShortcutScore]:
+    by_env = {b.env_id: b for b in bundles}
+    report = []
+    for scenario in sorted({p.scenario for p in pairs}):
+        group = [p for p in pairs if p.scenario == scenario]
+        word, word_score = best_rule([instruction_features(p.act.instruction) for p in group],
+                                     [instruction_features(p.abstain.instruction) for p in group])
+        act = [target_record(p, p.act, by_env) or {} for p in group]
+        abstain = [target_record(p, p.abstain, by_env) or {} for p in group]
+        field, field_score = best_rule([record_features(r) for r in act], [record_features(r) for r in abstain])
+        split, split_score = best_split(act, abstain)
+        if split_score > field_score:
+            field, field_score = split, split_score
+        only = abstain_only(act, abstain)
+        gated = len(group) >= MIN_PAIRS
+        report.append(ShortcutScore(
+            scenario=scenario, pairs=len(group), instruction_feature=word, instruction_accuracy=round(word_score, 4),
+            record_feature=field, record_accuracy=round(field_score, 4), abstain_only_fields=only, limit=LIMIT, gated=gated,
+            passed=not gated or (word_score <= LIMIT and field_score <= LIMIT and not only),
+        ))
+    return report
