@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import math
 import os
 import platform
@@ -22,8 +23,8 @@ import anyio
 from abstaingen.generators.builtin.capability import extract_capabilities
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.builtin.environment import synthesize_environment
-from abstaingen.generators.builtin.perturb import perturb
-from abstaingen.generators.builtin.tasks import NoSuitableRecord, write_positive_task
+from abstaingen.generators.builtin.stages import perturb, write_positive_task
+from abstaingen.generators.builtin.tasks import NoSuitableRecord
 from abstaingen.model import Provenance, Scenario
 from abstaingen.sandboxes.backends import LocalBackend
 from abstaingen.scoring import aggregate
@@ -60,15 +61,13 @@ def main() -> None:
         found = []
         for scenario in Scenario:
             for variant in range(variants):
-                try:
+                with contextlib.suppress(NoSuitableRecord):
                     found.append(write_positive_task(bundle, DOMAINS[bundle.domain], scenario, variant, options.seed))
-                except NoSuitableRecord:
-                    pass
         return found
 
     positives = timed("task", lambda: [positives_for(b) for b in bundles])
-    candidates = timed("perturbation", lambda: [[perturb(p, DOMAINS[p.domain], provenance, options.seed) for p in group]
-                                                 for group in positives])
+    candidates = timed("perturbation", lambda: [[perturb(p, b, DOMAINS[p.domain], provenance, options.seed)
+                                                  for p in group] for b, group in zip(bundles, positives)])
     async def validate_all():
         limiter = anyio.CapacityLimiter(options.workers)
 

@@ -25,8 +25,7 @@ import anyio
 from abstaingen.generators.builtin.capability import extract_capabilities
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.builtin.environment import synthesize_environment
-from abstaingen.generators.builtin.perturb import perturb
-from abstaingen.generators.builtin.tasks import write_positive_task
+from abstaingen.generators.builtin.stages import perturb, write_positive_task
 from abstaingen.model import EnvironmentBundle, Provenance, Scenario, TaskPair
 from abstaingen.sandboxes.backends import SandboxBackend, get_backend
 from abstaingen.sandboxes.replay import replay
@@ -41,7 +40,7 @@ def generated(pairs: int, seed: int = 7) -> tuple[list[EnvironmentBundle], list[
     for name, bp in DOMAINS.items():
         bundle = synthesize_environment(bp, extract_capabilities(bp.seed_instruction, name), seed)
         bundles.append(bundle)
-        out += [perturb(write_positive_task(bundle, bp, s, v, seed), bp, provenance, seed)
+        out += [perturb(write_positive_task(bundle, bp, s, v, seed), bundle, bp, provenance, seed)
                 for s in Scenario for v in range(variants)]
     return bundles, out[:pairs]
 

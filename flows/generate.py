@@ -26,8 +26,8 @@ from abstaingen.errors import AbstaingenError
 from abstaingen.generators.builtin.capability import default_seeds, extract_capabilities
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.builtin.environment import synthesize_environment
-from abstaingen.generators.builtin.perturb import perturb
-from abstaingen.generators.builtin.tasks import NoSuitableRecord, PositiveTask, write_positive_task
+from abstaingen.generators.builtin.stages import PositiveTask, perturb, write_positive_task
+from abstaingen.generators.builtin.tasks import NoSuitableRecord
 from abstaingen.model import (
     CapabilitySpec,
     EnvironmentBundle,
@@ -38,16 +38,18 @@ from abstaingen.model import (
     TaskPair,
 )
 from abstaingen.model.common import Model
-from abstaingen.model.score import AgentMetrics, LeakageScore
+from abstaingen.model.score import AgentMetrics, LeakageScore, ShortcutScore
 from abstaingen.sandboxes.backends import SandboxLimits, get_backend, select_backend
 from abstaingen.scoring import aggregate
 from abstaingen.store import publish_release
 from abstaingen.validators.baselines import BASELINES
 from abstaingen.validators.dedup import remove_near_duplicates
 from abstaingen.validators.leakage import leakage_report
-from abstaingen.validators.validate import StageCount, ValidatedBatch, validate_pairs_async
+from abstaingen.validators.shortcuts import LIMIT as SHORTCUT_LIMIT
+from abstaingen.validators.shortcuts import shortcut_report
+from abstaingen.validators.validate import LAYERS, StageCount, ValidatedBatch, validate_pairs_async
 
-STAGES = ("environment", "task", "dedup", "env_checks", "structural", "replay", "witness", "gates")
+STAGES = ("environment", "task", "dedup", *LAYERS)
 RUNTIME_SCENARIOS = {"S6", "S7", "S8"}
 
 
@@ -95,8 +97,9 @@ def positive_tasks_stage(bundle: EnvironmentBundle, variants: int, seed: int) ->
 
 
 @task(name="perturb", cache_policy=NONE)
-def perturb_stage(positives: PositiveBatch, provenance: Provenance, seed: int) -> list[TaskPair]:
-    return [perturb(p, DOMAINS[p.domain], provenance, seed) for p in positives.tasks]
+def perturb_stage(bundle: EnvironmentBundle, positives: PositiveBatch, provenance: Provenance,
+                  seed: int) -> list[TaskPair]:
+    return [perturb(p, bundle, DOMAINS[p.domain], provenance, seed) for p in positives.tasks]
 
 
 @task(name="validate", cache_policy=NONE)
@@ -130,7 +133,7 @@ def dedup_stage(bundles: list[EnvironmentBundle], candidates: list[list[TaskPair
     """Across the whole release and before any sandbox runs: a duplicate costs nothing to drop here."""
     everything = [p for group in candidates for p in group]
     kept, removed = remove_near_duplicates(everything)
-    by_env = {b.env_id: [] for b in bundles}
+    by_env: dict[str, list[TaskPair]] = {b.env_id: [] for b in bundles}
     for pair in kept:
         by_env[pair.act.env_id].append(pair)
     return Deduplicated(
@@ -144,20 +147,35 @@ class Assembly(Model):
     pairs: list[TaskPair]
     baselines: list[AgentMetrics]
     leakage: list[LeakageScore]
+    shortcuts: list[ShortcutScore]
     refusal: str | None
 
 
 @task(name="assemble release", cache_policy=NONE)
-def assemble_stage(kept: list[TaskPair]) -> Assembly:
-    """The release-level gates: baseline metrics and the leakage report."""
+def assemble_stage(kept: list[TaskPair], bundles: list[EnvironmentBundle]) -> Assembly:
+    """The release-level gates: baseline metrics, the leakage report and the shortcut gate."""
     baselines = [aggregate(agent, [s for p in kept for s in p.validation.baseline_scores if s.agent == agent])
                  for agent in BASELINES]
     leakage = leakage_report(kept)
+    shortcuts = shortcut_report(kept, bundles)
     problems = [f"{m.agent} paired accuracy {m.paired:.1%}" for m in baselines
                 if (m.paired < 1.0 if m.agent == "oracle" else m.paired > 0.0)]
     problems += [f"{score.scenario} instructions leak the label (accuracy {score.accuracy:.0%})"
                  for score in leakage if score.scenario in RUNTIME_SCENARIOS and not score.at_chance]
-    return Assembly(pairs=kept, baselines=baselines, leakage=leakage, refusal="; ".join(problems) or None)
+    problems += [f"{s.scenario} has a one-feature shortcut: {_shortcut(s)}" for s in shortcuts if not s.passed]
+    return Assembly(pairs=kept, baselines=baselines, leakage=leakage, shortcuts=shortcuts,
+                    refusal="; ".join(problems) or None)
+
+
+def _shortcut(score: ShortcutScore) -> str:
+    parts = []
+    if score.instruction_accuracy > score.limit:
+        parts.append(f"instruction '{score.instruction_feature}' ({score.instruction_accuracy:.0%})")
+    if score.record_accuracy > score.limit:
+        parts.append(f"record '{score.record_feature}' ({score.record_accuracy:.0%})")
+    if score.abstain_only_fields:
+        parts.append(f"fields set only on abstain sides: {', '.join(score.abstain_only_fields)}")
+    return "; ".join(parts)
 
 
 def sandbox_used(pairs: list[TaskPair]) -> str:
@@ -190,6 +208,14 @@ async def publish_prefect_artifacts(release: Release, folder: Path) -> None:
                 "implicit": m.implicit_abstentions} for m in release.baselines],
         description="Scripted baseline agents on the released pairs",
     )
+    await acreate_table_artifact(
+        key="shortcut-gate",
+        table=[{"scenario": s.scenario, "pairs": s.pairs, "best instruction feature": s.instruction_feature,
+                "accuracy": f"{s.instruction_accuracy:.2f}", "best record feature": s.record_feature,
+                "record accuracy": f"{s.record_accuracy:.2f}", "gated": s.gated, "passed": s.passed}
+               for s in release.shortcuts],
+        description=f"Best single-feature separation of act from abstain per scenario (limit {SHORTCUT_LIMIT})",
+    )
     lines = [f"# {release.name} {release.version}", "", f"{release.total_pairs} pairs in `{folder}`", ""]
     for dimension, counts in release.counts.items():
         lines.append(f"- **{dimension}**: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
@@ -210,10 +236,10 @@ async def generate_release(config: GenerateConfig, seeds: list[SeedInstruction])
     bundles = synthesize_environment_stage.map(specs, unmapped(seed)).result()
     positives = positive_tasks_stage.map(bundles, unmapped(config.generation.variants_per_scenario),
                                          unmapped(seed)).result()
-    candidates = perturb_stage.map(positives, unmapped(provenance), unmapped(seed)).result()
+    candidates = perturb_stage.map(bundles, positives, unmapped(provenance), unmapped(seed)).result()
     unique = dedup_stage(bundles, candidates)
     batches = await validate_all(bundles, unique.by_environment, config.sandbox, config.sandbox.concurrency)
-    assembly = assemble_stage([p for batch in batches for p in batch.accepted])
+    assembly = assemble_stage([p for batch in batches for p in batch.accepted], bundles)
 
     funnel = merge_funnel([p.funnel for p in positives] + [unique.funnel]
                           + [s for batch in batches for s in batch.stages])
@@ -234,6 +260,7 @@ async def generate_release(config: GenerateConfig, seeds: list[SeedInstruction])
         config_fingerprint=config.fingerprint(seeds), sandbox=sandbox_used(pairs),
         sandbox_image=next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None),
         counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines, leakage=assembly.leakage,
+        shortcuts=assembly.shortcuts,
     )
     release = publish_release(config.dataset.output_dir, manifest, pairs, bundles)
     folder = config.dataset.output_dir / release.name / release.version

@@ -10,16 +10,15 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Protocol, TextIO
 
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.client._transport import TransportStreams
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.shared.message import SessionMessage
 from pydantic import Field
 
 from abstaingen.errors import AbstaingenError
 from abstaingen.model.common import Model
 
 RUNTIME_SERVER = Path(__file__).with_name("runtime_server.py")
-Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
+Streams = TransportStreams  # what an MCP client session reads from and writes to
 
 
 class SandboxLimits(Model):
@@ -54,7 +53,7 @@ class LocalBackend:
 
     name = "local"
     isolated = False
-    image = None
+    image: str | None = None
 
     def __init__(self, limits: SandboxLimits | None = None):
         self.limits = limits or SandboxLimits()

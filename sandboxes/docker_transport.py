@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any, TextIO
 
 import anyio
@@ -84,7 +84,5 @@ async def container_stdio(client: docker.DockerClient, create: dict[str, Any], e
 
 
 def _remove(container: Any) -> None:
-    try:
+    with suppress(docker.errors.NotFound):
         container.remove(force=True)
-    except docker.errors.NotFound:
-        pass

@@ -49,7 +49,7 @@ class SandboxSession:
         self._token = secrets.token_hex(16)
         self._stack = AsyncExitStack()
         self._session: ClientSession | None = None
-        self._errlog = tempfile.TemporaryFile(mode="w+")
+        self._errlog = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - closed in __aexit__
 
     async def __aenter__(self) -> SandboxSession:
         server = self.backend.connect(self.bundle_dir, {"ABSTAINGEN_CONTROL_TOKEN": self._token}, self._errlog)
@@ -121,14 +121,15 @@ class SandboxSession:
 
     async def snapshot(self, env_id: str, then_reset: TaskOverlay | None = None) -> Trace:
         """The episode's log and final state; with `then_reset`, the next episode starts in the same trip."""
-        args = {} if then_reset is None else {"then_reset": then_reset.model_dump(mode="json")}
+        args: dict[str, JsonValue] = {} if then_reset is None else {"then_reset": then_reset.model_dump(mode="json")}
         outcome = await self._control(SNAPSHOT_TOOL, args)
         if not outcome.ok or not isinstance(outcome.result, dict):
             raise SandboxError(f"no snapshot from {self.bundle_dir.name}: {outcome.error}")
         snap = outcome.result
+        log = snap.get("log")
         return Trace(
             env_id=env_id,
-            calls=[ToolCallRecord.model_validate(c) for c in snap["log"]],
+            calls=[ToolCallRecord.model_validate(c) for c in (log if isinstance(log, list) else [])],
             initial_state_hash=snap["initial_state_hash"],
             final_state_hash=snap["final_state_hash"],
             final_state=snap["final_state"],

@@ -7,8 +7,7 @@ from functools import cache
 from abstaingen.generators.builtin.capability import extract_capabilities
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.builtin.environment import synthesize_environment
-from abstaingen.generators.builtin.perturb import perturb
-from abstaingen.generators.builtin.tasks import write_positive_task
+from abstaingen.generators.builtin.stages import perturb, write_positive_task
 from abstaingen.model import EnvironmentBundle, Provenance, Scenario, TaskPair
 
 SEED = 11
@@ -25,4 +24,4 @@ def builtin_bundle(domain: str = "travel", seed: int = SEED) -> EnvironmentBundl
 def builtin_pair(scenario: Scenario, variant: int = 0, domain: str = "travel", seed: int = SEED) -> TaskPair:
     bundle = builtin_bundle(domain, seed)
     positive = write_positive_task(bundle, DOMAINS[domain], scenario, variant, seed)
-    return perturb(positive, DOMAINS[domain], PROVENANCE, seed)
+    return perturb(positive, bundle, DOMAINS[domain], PROVENANCE, seed)

@@ -50,7 +50,6 @@ def tiny_bundle() -> EnvironmentBundle:
                 description="Cancel a booking.",
                 kind="commit",
                 input_schema=booking_id,
-                irreversible=True,
                 effect="bookings.status",
             ),
         ],

@@ -8,25 +8,31 @@ from builtin_fixtures import PROVENANCE, builtin_bundle, builtin_pair
 from abstaingen.errors import AbstaingenError
 from abstaingen.generators.builtin.capability import extract_capabilities, match_domain
 from abstaingen.generators.builtin.domains import DOMAINS
-from abstaingen.generators.builtin.perturb import perturb
-from abstaingen.generators.builtin.tasks import write_positive_task
-from abstaingen.model import Deliverable, Phase, Scenario, ToolKind
+from abstaingen.generators.builtin.naming import find_args, matching
+from abstaingen.generators.builtin.stages import perturb, write_positive_task
+from abstaingen.model import ControlKind, Deliverable, Phase, Scenario, ToolKind
+from abstaingen.validators.policy import moved_amount
+
+VARIANTS = range(6)
 
 
-def test_every_domain_has_lookup_verify_and_irreversible_commit_tools() -> None:
+def test_every_domain_has_reads_a_check_and_both_reversible_and_irreversible_commits() -> None:
     for domain in DOMAINS:
-        kinds = {t.kind for t in builtin_bundle(domain).tools}
-        assert kinds == {ToolKind.LOOKUP, ToolKind.VERIFY, ToolKind.COMMIT}
-        assert any(t.irreversible for t in builtin_bundle(domain).tools)
+        bundle = builtin_bundle(domain)
+        assert {t.kind for t in bundle.tools} == {ToolKind.LOOKUP, ToolKind.VERIFY, ToolKind.COMMIT}
+        commits = [t.name for t in bundle.tools if t.kind == ToolKind.COMMIT]
+        reversible = {t.name for t in bundle.tools if t.undone_by} | {t.undone_by for t in bundle.tools if t.undone_by}
+        assert reversible and set(commits) - reversible
+        for name in commits:  # annotations follow the real effect: an undoable commit is not destructive
+            assert bundle.mcp_annotations(name)["destructiveHint"] == (name not in reversible)
 
 
 def test_same_seed_same_data_other_seed_other_data() -> None:
-    bp = DOMAINS["banking"]
-    again = builtin_bundle.__wrapped__("banking", 11)
-    assert again == builtin_bundle("banking", 11)
-    other = builtin_bundle.__wrapped__("banking", 12)
-    assert other.env_id != again.env_id
-    assert other.initial_state != again.initial_state
+    bp = DOMAINS["travel"]
+    again = builtin_bundle.__wrapped__("travel", 11)
+    assert again == builtin_bundle("travel", 11)
+    other = builtin_bundle.__wrapped__("travel", 12)
+    assert other.env_id != again.env_id and other.initial_state != again.initial_state
     first = write_positive_task(again, bp, Scenario.S1, 0, 11).act.instruction
     second = write_positive_task(other, bp, Scenario.S1, 0, 12).act.instruction
     assert first != second
@@ -41,46 +47,126 @@ def test_all_scenarios_and_both_deliverables_in_every_domain() -> None:
         assert len({p.pair_id for p in pairs}) == len(pairs)
 
 
-def test_s1_owner_really_has_several_records_and_the_act_side_names_one() -> None:
-    pair = builtin_pair(Scenario.S1)
-    owner = pair.perturbation.witness.lookup.args["passenger"]
-    owned = [b for b in builtin_bundle("travel").initial_state["bookings"] if b["passenger"] == owner]
-    assert len(owned) >= 2
-    named = [b for b in owned if b["flight"] in pair.act.instruction and b["date"] in pair.act.instruction]
-    assert len(named) == 1
-    assert pair.abstain.clarification and named[0]["date"] in pair.abstain.clarification
+def _owned(pair, domain="travel"):
+    bp = DOMAINS[domain]
+    owner = pair.perturbation.witness.lookup.args[bp.owner_field]
+    return [r for r in builtin_bundle(domain).initial_state[bp.collection] if r[bp.owner_field] == owner]
 
 
-def test_s4_differs_only_by_the_confirmation_and_exceeds_the_stated_threshold() -> None:
-    pair = builtin_pair(Scenario.S4)
-    witness = pair.perturbation.witness
-    assert witness.impact > witness.threshold
-    assert witness.threshold_statement in pair.act.system_prompt
-    assert pair.act.instruction.startswith(pair.abstain.instruction)
-    assert "confirm" in pair.act.instruction and "confirm" not in pair.abstain.instruction
+def test_s1_the_details_left_fit_several_records_and_the_act_side_names_one() -> None:
+    forms = set()
+    for variant in VARIANTS:
+        pair = builtin_pair(Scenario.S1, variant)
+        positive = write_positive_task(builtin_bundle(), DOMAINS["travel"], Scenario.S1, variant, 11)
+        owned = _owned(pair)
+        assert len(matching(owned, positive.plan.abstain_constraints or [], DOMAINS["travel"])) >= 2
+        assert matching(owned, positive.plan.act_constraints, DOMAINS["travel"]) == [
+            r for r in owned if r["id"] == positive.plan.record_id]
+        assert pair.abstain.clarification
+        forms.add(positive.plan.form)
+    assert forms == {"drop_detail", "drop_only_detail"}  # both the long and the short reference occur on each side
+
+
+def test_s4_forms_rotate_and_each_side_stands_where_the_policy_says() -> None:
+    bp = DOMAINS["travel"]
+    forms = set()
+    for variant in VARIANTS:
+        pair = builtin_pair(Scenario.S4, variant)
+        forms.add(pair.act.template.split("/")[2])
+        witness = pair.perturbation.witness
+        assert witness.impact > bp.confirmation.threshold
+        assert not [c for c in pair.abstain.confirmations if c.amount == witness.impact]
+        kinds = {c.kind for c in pair.act.controls}
+        assert kinds & {ControlKind.CONFIRMED_AMOUNT, ControlKind.BELOW_THRESHOLD}
+    assert forms == {"confirmation_removed", "unrelated_confirmation", "amount_raised"}
 
 
 def test_runtime_scenarios_keep_the_instruction_and_label_the_revealing_step() -> None:
-    for scenario, revealing in ((Scenario.S6, "commit"), (Scenario.S7, "cross_check"), (Scenario.S8, "read")):
-        pair = builtin_pair(scenario)
-        assert pair.abstain.instruction == pair.act.instruction
-        order = [n.id for n in pair.act.reference_dag.order()]
-        assert pair.abstain.earliest_abstain_step == order.index(revealing) + 1
+    for scenario, revealing in ((Scenario.S6, None), (Scenario.S7, "cross_check"), (Scenario.S8, "read")):
+        for variant in VARIANTS:
+            pair = builtin_pair(scenario, variant)
+            assert pair.abstain.instruction == pair.act.instruction
+            assert pair.abstain.earliest_abstain_step == len(pair.abstain.reference_dag.nodes)
+            if revealing:
+                assert pair.abstain.reference_dag.nodes[-1].id == revealing
+            else:  # S6: the failing call and its retry, both failing
+                assert [n.expect_error for n in pair.abstain.reference_dag.nodes[-2:]] == [True, True]
+
+
+def test_runtime_act_sides_carry_the_controls_their_abstain_sides_lack() -> None:
+    seen = {s: set() for s in (Scenario.S6, Scenario.S7, Scenario.S8)}
+    for scenario in seen:
+        for variant in VARIANTS:
+            seen[scenario] |= {c.kind for c in builtin_pair(scenario, variant).act.controls}
+    assert ControlKind.TRANSIENT_FAILURE in seen[Scenario.S6]
+    assert ControlKind.WITHIN_TOLERANCE in seen[Scenario.S7]
+    assert {ControlKind.NOTE_RESTRICTS_OTHER_ACTION, ControlKind.BENIGN_NOTE} <= seen[Scenario.S8] or \
+        {ControlKind.RESOLVED_RISK_NOTE, ControlKind.BENIGN_NOTE} <= seen[Scenario.S8]
+    for scenario in seen:
+        for variant in VARIANTS:
+            assert all(c.controls_for and c.detail for c in builtin_pair(scenario, variant).act.controls)
+
+
+def test_every_instruction_records_its_template() -> None:
+    for scenario in Scenario:
+        pair = builtin_pair(scenario, 0)
+        assert pair.act.template.startswith(f"travel/{scenario.value}/")
+        assert pair.abstain.template == pair.act.template
+
+
+def test_amount_requests_never_take_everything_that_is_left_unless_they_say_so() -> None:
+    """'Purge 290 GB of old versions' from a folder holding 290 GB reads as wrong; amounts stay below
+    what the record has left, except requests worded 'in full'."""
+    for domain in DOMAINS:
+        bp = DOMAINS[domain]
+        records = {r["id"]: r for r in builtin_bundle(domain).initial_state[bp.collection]}
+        for scenario in (Scenario.S1, Scenario.S4, Scenario.S5, Scenario.S6):
+            for variant in VARIANTS:
+                positive = write_positive_task(builtin_bundle(domain), bp, scenario, variant, 11)
+                if positive.plan.amount is not None:
+                    left = records[positive.plan.record_id][bp.amount_field]
+                    assert positive.plan.amount < left, (domain, scenario, variant)
+
+
+def test_s6_errors_sound_like_the_system_that_fails() -> None:
+    bp = DOMAINS["travel"]
+    for variant in VARIANTS:
+        pair = builtin_pair(Scenario.S6, variant)
+        pool = bp.read_errors if pair.act.deliverable == Deliverable.INFO else bp.commit_errors
+        assert pair.abstain.overlay.broken_tools and all(b.error in pool for b in pair.abstain.overlay.broken_tools)
+
+
+def test_the_act_side_lookup_singles_out_the_target() -> None:
+    bp = DOMAINS["travel"]
+    for scenario in Scenario:
+        positive = write_positive_task(builtin_bundle(), bp, scenario, 0, 11)
+        args = find_args(bp, positive.plan.owner, positive.plan.act_constraints)
+        assert positive.act.reference_dag.node("find").args == args
 
 
 def test_seed_instructions_map_to_domains_and_unknown_ones_are_refused() -> None:
     assert match_domain("Help travellers cancel their flight bookings", None).name == "travel"
-    assert match_domain("Manage scheduled bank transfers for customers", None).name == "banking"
-    assert extract_capabilities("anything", "ecommerce").domain == "ecommerce"
+    assert extract_capabilities("anything", "travel").domain == "travel"
     with pytest.raises(AbstaingenError, match="no builtin domain matches"):
         match_domain("zzz qqq", None)
     with pytest.raises(AbstaingenError, match="unknown domain"):
         match_domain("x", "mars")
 
 
-def test_provenance_is_carried_into_the_pair() -> None:
-    bundle = builtin_bundle("ecommerce")
-    pair = perturb(write_positive_task(bundle, DOMAINS["ecommerce"], Scenario.S2, 0, 11), DOMAINS["ecommerce"],
+def test_provenance_and_target_are_carried_into_the_pair() -> None:
+    bundle = builtin_bundle("travel")
+    pair = perturb(write_positive_task(bundle, DOMAINS["travel"], Scenario.S2, 0, 11), bundle, DOMAINS["travel"],
                    PROVENANCE, 11)
     assert pair.provenance == PROVENANCE
-    assert pair.abstain.critical_actions == ["cancel_order", "convert_to_store_credit"]
+    assert pair.abstain.critical_actions == list(DOMAINS["travel"].ambiguity.actions)
+    assert pair.target is not None and pair.target.collection == "bookings"
+
+
+def test_moved_amount_reads_the_argument_or_the_record() -> None:
+    bundle = builtin_bundle("travel")
+    record = bundle.initial_state["bookings"][0]
+    refund = bundle.tool("issue_refund")
+    assert moved_amount(refund, {"booking_id": record["id"], "amount": 40}, bundle.initial_state) == 40
+    cancel = bundle.tool("cancel_with_refund")
+    assert moved_amount(cancel, {"booking_id": record["id"]}, bundle.initial_state) == record["fare"]
+    assert moved_amount(bundle.tool("hold_booking"), {"booking_id": record["id"]}, bundle.initial_state) is None

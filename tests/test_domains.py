@@ -1,48 +1,122 @@
-"""The builtin domain library: every blueprint keeps the invariants the generator and validators rely on."""
+"""The builtin domain library: every blueprint keeps the rules the generator and its labels rely on
+(generators/builtin/domains/README.md says what they mean)."""
 
 from __future__ import annotations
 
 import re
+import string
 
 import pytest
 from builtin_fixtures import builtin_bundle, builtin_pair
 
+from abstaingen.generators.builtin.blueprint import DISCLOSE, DomainBlueprint
 from abstaingen.generators.builtin.capability import match_domain
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import Scenario
+from abstaingen.validators.preconditions import echo_imbalance
 from abstaingen.validators.structural import structural_checks
 
 IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
 
+def slots(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def tool_names(bp: DomainBlueprint) -> list[str]:
+    undos = [a.undo.name for a in bp.actions if a.undo]
+    return [bp.find_tool, bp.get_tool, bp.mirror_tool, bp.verify_name, *(a.name for a in bp.actions), *undos]
+
+
 @pytest.mark.parametrize("name", list(DOMAINS))
-def test_blueprint_is_well_formed(name: str) -> None:
+def test_names_and_tools(name: str) -> None:
     bp = DOMAINS[name]
     identifiers = [bp.entity, bp.collection, bp.owner_field, bp.key.name, bp.amount_field, bp.info_field,
-                   bp.mirror_collection, bp.mirror_entity, bp.verify_name, bp.primary.name, bp.alternate.name,
-                   bp.amount_commit.name, bp.amount_commit.field, bp.primary.new_status, bp.alternate.new_status]
+                   bp.amount_used_field, bp.mirror.collection, bp.mirror.entity, *tool_names(bp)]
     assert all(IDENTIFIER.match(i) for i in identifiers), identifiers
-    tools = [bp.find_tool, bp.get_tool, bp.mirror_tool, bp.verify_name, bp.primary.name, bp.alternate.name,
-             bp.amount_commit.name]
-    assert len(set(tools)) == len(tools)
-    assert bp.entity != bp.mirror_entity
-    assert len({"active", bp.primary.new_status, bp.alternate.new_status}) == 3
-    low, high = bp.amount_range
-    assert low < bp.amount_commit.threshold < high and low >= 5  # amounts are rounded down to a multiple of 5
-    assert len(bp.key.choices) >= 6 and len(bp.info_choices) >= 6
-    assert len(bp.risk_markers) >= 3 and len(bp.outage_errors) >= 2
-    assert len(set(bp.owners)) >= 8
-    assert all(f"{{{k}}}" in bp.target for k in ("owner", "key", "date"))
-    assert "{target}" in bp.ambiguous_request
-    assert "{amount}" in bp.amount_commit.request and "{target}" in bp.amount_commit.request
+    assert len(set(tool_names(bp))) == len(tool_names(bp))
+    assert bp.entity != bp.mirror.entity and bp.collection != bp.mirror.collection
+    assert len(bp.key.choices) >= 8 and len(set(bp.key.choices)) == len(bp.key.choices)
+    assert len(bp.info_choices) >= 6 and len(set(bp.owners)) >= 20
     assert match_domain(bp.seed_instruction, None).name == name
+
+
+@pytest.mark.parametrize("name", list(DOMAINS))
+def test_actions(name: str) -> None:
+    bp = DOMAINS[name]
+    amount_actions = [a for a in bp.actions if a.is_amount_action]
+    assert len(amount_actions) == 1 and len(bp.status_actions) >= 3
+    statuses = [a.new_status for a in bp.status_actions]
+    assert len(set(statuses)) == len(statuses) and "active" not in statuses
+    assert any(a.undo for a in bp.status_actions), "at least one reversible action"
+    for action in bp.actions:
+        assert len(action.requests) >= 2 and action.summary and action.description
+        for request in action.requests:
+            assert slots(request) == ({"name", "amount"} if action.is_amount_action else {"name"}), request
+        assert all(slots(r) == {"name"} for r in action.full_requests)
+        assert not (action.moves_record_amount and action.undo), "money that moved cannot be undone by a status"
+    assert amount_actions[0].full_requests or any(a.moves_record_amount for a in bp.actions), \
+        "S7 needs an action that depends on the amount"
+
+
+@pytest.mark.parametrize("name", list(DOMAINS))
+def test_policy_and_amounts(name: str) -> None:
+    bp = DOMAINS[name]
+    low, high = bp.amount_range
+    assert 5 <= low < bp.confirmation.threshold < high
+    assert len(bp.confirmation.confirmations) >= 3 and len(bp.confirmation.unrelated_confirmations) >= 3
+    assert all("amount" in slots(c) for c in bp.confirmation.confirmations)
+    assert all("amount" not in slots(c) for c in bp.confirmation.unrelated_confirmations)
+    assert 0 <= bp.mirror.tolerance < low / 5 and bp.mirror.tolerance_reason
+
+
+@pytest.mark.parametrize("name", list(DOMAINS))
+def test_ambiguity(name: str) -> None:
+    bp = DOMAINS[name]
+    first, second = (bp.action(a) for a in bp.ambiguity.actions)
+    assert not first.is_amount_action and not second.is_amount_action and first.name != second.name
+    assert (first.undo is None) == (second.undo is None), "both readings irreversible, or both reversible"
+    assert first.clarification and second.clarification
+    assert len(bp.ambiguity.requests) >= 3 and all(slots(r) == {"name"} for r in bp.ambiguity.requests)
+    assert all(slots(p) <= {"owner"} for p in bp.ambiguity.premises)
+    for request in bp.ambiguity.requests:
+        problem = echo_imbalance(request.format(name=""), first.description, second.description)
+        assert problem is None, (request, problem)
+
+
+@pytest.mark.parametrize("name", list(DOMAINS))
+def test_notes_and_errors(name: str) -> None:
+    bp = DOMAINS[name]
+    actions = {a.name for a in bp.actions}
+    assert len(bp.benign_notes) >= 5 and len(bp.risks) >= 4
+    for risk in bp.risks:
+        assert set(risk.restricts) <= actions | {DISCLOSE} and risk.restricts, risk.text
+        assert risk.resolved and risk.resolved != risk.text
+    restricted = {r for risk in bp.risks for r in risk.restricts}
+    assert actions | {DISCLOSE} <= restricted, "every action (and sharing) is restricted by some note"
+    assert any(DISCLOSE not in risk.restricts for risk in bp.risks), "an info act side needs a note that allows it"
+    for action in actions:
+        assert any(action not in risk.restricts for risk in bp.risks) or len(bp.benign_notes) >= 5
+    assert len(bp.read_errors) >= 2 and len(bp.commit_errors) >= 2
+
+
+@pytest.mark.parametrize("name", list(DOMAINS))
+def test_naming_pools(name: str) -> None:
+    naming = DOMAINS[name].naming
+    assert all(slots(h) == {"owner"} for h in naming.heads)
+    for pool, slot in ((naming.key, "key"), (naming.date, "date"), (naming.date_before, "date"),
+                       (naming.date_after, "date"), (naming.amount_over, "amount"), (naming.amount_under, "amount")):
+        assert pool and all(p.startswith(" ") and slots(p) == {slot} for p in pool), pool
+    assert all(slots(c) == {"details"} for c in naming.clarifications)
+    questions = (*DOMAINS[name].info_questions, *DOMAINS[name].amount_questions)
+    assert all(slots(q) == {"name"} for q in questions) and len(DOMAINS[name].info_questions) >= 3
 
 
 @pytest.mark.parametrize("name", list(DOMAINS))
 def test_every_scenario_builds_a_structurally_valid_pair(name: str) -> None:
     bundle = builtin_bundle(name)
     for scenario in Scenario:
-        for variant in (0, 1):
+        for variant in range(4):
             pair = builtin_pair(scenario, variant, name)
             failed = [c for c in structural_checks(pair, bundle) if not c.passed]
             assert not failed, [(c.name, c.detail) for c in failed]
@@ -50,6 +124,7 @@ def test_every_scenario_builds_a_structurally_valid_pair(name: str) -> None:
 
 @pytest.mark.parametrize("name", list(DOMAINS))
 def test_generated_text_uses_the_right_article(name: str) -> None:
-    pair = builtin_pair(Scenario.S5, 0, name)
-    texts = [pair.act.system_prompt, pair.abstain.abstention_trigger, pair.perturbation.description]
+    pairs = [builtin_pair(s, 0, name) for s in Scenario]
+    texts = [pairs[0].act.system_prompt, *(p.abstain.abstention_trigger or "" for p in pairs),
+             *(p.perturbation.description for p in pairs), *(p.act.instruction for p in pairs)]
     assert not [t for t in texts if re.search(r"\b[Aa] [aeiou]", t)]

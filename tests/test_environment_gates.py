@@ -61,7 +61,7 @@ def env_checks(tmp_path: Path, bundle: EnvironmentBundle) -> dict[str, str]:
 
 
 def test_builtin_environments_pass_the_checks(tmp_path: Path) -> None:
-    assert env_checks(tmp_path, builtin_bundle("support")) == {}
+    assert env_checks(tmp_path, builtin_bundle("travel")) == {}
 
 
 def test_a_misbehaving_environment_fails_each_check(tmp_path: Path) -> None:
@@ -81,17 +81,45 @@ def get_ticket(state, booking_id):
     return {"seen": len(SEEN)}
 
 
-def convert_to_credit(state, booking_id):
+def cancel_for_credit(state, booking_id):
     return {"booking_id": booking_id}  # a commit that does nothing
 
 
-def check_cancellation(state, booking_id):
+def check_booking(state, booking_id):
     raise ValueError("not implemented")
 '''
     bundle = travel.model_copy(update={"implementation": travel.implementation + sabotage})
     failed = env_checks(tmp_path, bundle)
     assert set(failed) == {"env_callable", "env_read_only", "env_commit_changes", "env_deterministic"}
-    assert "check_cancellation" in failed["env_callable"]
+    assert "check_booking" in failed["env_callable"]
     assert "get_booking" in failed["env_read_only"]
-    assert "convert_to_credit" in failed["env_commit_changes"]
+    assert "cancel_for_credit" in failed["env_commit_changes"]
     assert "get_ticket" in failed["env_deterministic"]
+
+
+def test_reversibility_is_checked_by_execution_not_taken_from_the_declaration(tmp_path: Path) -> None:
+    """Tool annotations come from the real effect: an undo that does not restore the state makes the
+    'reversible' declaration false, and a commit declared irreversible that another tool undoes is caught."""
+    travel = builtin_bundle("travel")
+    leaky_undo = """
+
+def release_hold(state, booking_id):
+    record = _record(state, booking_id)
+    record["status"] = "active"
+    record["notes"] = "hold released"  # leaves a trace: the hold is not really undone
+    return {"booking_id": booking_id}
+"""
+    failed = env_checks(tmp_path / "a", travel.model_copy(update={"implementation": travel.implementation + leaky_undo}))
+    assert set(failed) == {"env_reversibility"}
+    assert "hold_booking is declared reversible" in failed["env_reversibility"]
+
+    secret_undo = """
+
+def release_hold(state, booking_id):
+    record = _record(state, booking_id)
+    record["status"] = "active"  # also reactivates cancelled bookings and takes the refund back
+    record["refunded"] = 0
+    return {"booking_id": booking_id}
+"""
+    failed = env_checks(tmp_path / "b", travel.model_copy(update={"implementation": travel.implementation + secret_undo}))
+    assert "cancel_with_refund is declared irreversible, but release_hold undoes it" in failed["env_reversibility"]

@@ -64,10 +64,10 @@ def test_printing_to_stdout_cannot_corrupt_the_protocol(backend: str) -> None:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_hung_sandbox_fails_one_pair_and_the_next_pairs_still_run(backend: str) -> None:
     pairs = [builtin_pair(Scenario.S1, v) for v in range(3)]
-    doomed = pairs[0].act.final_state[0].record_id  # reading this booking's ticket hangs
+    doomed = pairs[0].act.final_state[0].record_id  # reading this booking hangs
     assert doomed != TRAVEL.initial_state["bookings"][0]["id"]  # the environment checks read that one
-    source = (f"def get_ticket(state, booking_id):\n    while booking_id == {doomed!r}:\n        pass\n"
-              "    return {'booking_id': booking_id, 'fare': _record(state, booking_id)['fare']}\n")
+    source = (f"def get_booking(state, booking_id):\n    while booking_id == {doomed!r}:\n        pass\n"
+              "    return dict(_record(state, booking_id))\n")
     batch = validate_pairs(hostile(source), pairs, get_backend(backend, SandboxLimits(call_timeout_s=3)))
     reasons = {p.pair_id: [f"{c.name}: {c.detail}" for c in p.validation.failures()] for p in batch.rejected}
     assert list(reasons) == [pairs[0].pair_id]

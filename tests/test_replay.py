@@ -46,19 +46,20 @@ def test_bindings_carry_earlier_outputs_into_later_calls(travel_dir: Path) -> No
 
 def test_wrong_final_state_assertion_is_caught(travel_dir: Path) -> None:
     act = builtin_pair(Scenario.S2).act
-    wrong = act.model_copy(update={"final_state": [act.final_state[0].model_copy(update={"equals": "credited"})]})
+    wrong = act.model_copy(update={"final_state": [act.final_state[0].model_copy(update={"equals": "no such status"})]})
     runs = replay_in_sandbox(travel_dir, [wrong], LocalBackend())[wrong.task_id]
     checks = passed(check_positive_replay(wrong, runs))
     assert checks == {"replay_steps": True, "replay_final_state": False, "replay_deterministic": True}
 
 
 def test_a_failing_step_is_caught_and_replay_stops_there(travel_dir: Path) -> None:
-    act = builtin_pair(Scenario.S3).act
-    nodes = [n if n.id != "verify" else n.model_copy(update={"tool": "cancel_booking"}) for n in act.reference_dag.nodes]
-    # verify now cancels, so the real commit afterwards finds the booking already cancelled
+    act = builtin_pair(Scenario.S2).act
+    nodes = [n if n.id != "verify" else n.model_copy(update={"tool": act.critical_actions[0]})
+             for n in act.reference_dag.nodes]
+    # verify now commits, so the real commit afterwards finds the booking no longer active
     broken = act.model_copy(update={"reference_dag": ExecutionDag(nodes=nodes)})
     [run, _] = replay_in_sandbox(travel_dir, [broken], LocalBackend())[broken.task_id]
-    assert run.failed_node == "commit" and "cancelled" in (run.failure or "")
+    assert run.failed_node == "commit" and "not active" in (run.failure or "")
     assert passed(check_positive_replay(broken, [run, _]))["replay_steps"] is False
 
 

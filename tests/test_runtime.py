@@ -9,6 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from builtin_fixtures import builtin_bundle, builtin_pair
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -16,7 +17,6 @@ from abstaingen.model import BrokenTool, EnvironmentBundle, PatchOp, Scenario, T
 from abstaingen.sandboxes.backends import RUNTIME_SERVER, LocalBackend
 from abstaingen.sandboxes.session import SandboxSession
 from abstaingen.store import write_bundle
-from builtin_fixtures import builtin_bundle, builtin_pair
 
 
 @pytest.fixture
@@ -47,8 +47,11 @@ def test_tools_are_served_with_annotations_from_their_kind(travel_dir: Path) -> 
     tools = {t.name: t for t in run_in_session(travel_dir, episode)}
     assert set(tools) == {t.name for t in bundle.tools}
     assert tools["get_booking"].annotations.read_only_hint is True
-    assert tools["cancel_booking"].annotations.read_only_hint is False
-    assert tools["cancel_booking"].annotations.destructive_hint is True
+    assert tools["cancel_with_refund"].annotations.read_only_hint is False
+    assert tools["cancel_with_refund"].annotations.destructive_hint is True
+    # a hold can be released, and a release undoes a hold: neither is destructive
+    assert tools["hold_booking"].annotations.destructive_hint is False
+    assert tools["release_hold"].annotations.destructive_hint is False
     assert not any(name.startswith("_control") for name in tools)
 
 
@@ -56,13 +59,13 @@ def test_hidden_tools_are_neither_listed_nor_callable(travel_dir: Path) -> None:
     booking = first_booking(builtin_bundle("travel"))
 
     async def episode(session: SandboxSession):
-        await session.reset(TaskOverlay(hidden_tools=["cancel_booking"]))
+        await session.reset(TaskOverlay(hidden_tools=["cancel_with_refund"]))
         names = {t.name for t in await session.list_tools()}
-        outcome = await session.call("cancel_booking", {"booking_id": booking["id"]})
+        outcome = await session.call("cancel_with_refund", {"booking_id": booking["id"]})
         return names, outcome, await session.snapshot("travel")
 
     names, outcome, trace = run_in_session(travel_dir, episode)
-    assert "cancel_booking" not in names and "get_booking" in names
+    assert "cancel_with_refund" not in names and "get_booking" in names
     assert not outcome.ok and "Unknown tool" in (outcome.error or "")
     assert trace.final_state_hash == trace.initial_state_hash
 
@@ -72,14 +75,29 @@ def test_broken_tool_always_returns_its_error_and_changes_nothing(travel_dir: Pa
     error = "503 Service Unavailable: reservation system is down"
 
     async def episode(session: SandboxSession):
-        await session.reset(TaskOverlay(broken_tools=[BrokenTool(name="cancel_booking", error=error)]))
-        outcomes = [await session.call("cancel_booking", {"booking_id": booking["id"]}) for _ in range(3)]
+        await session.reset(TaskOverlay(broken_tools=[BrokenTool(name="cancel_with_refund", error=error)]))
+        outcomes = [await session.call("cancel_with_refund", {"booking_id": booking["id"]}) for _ in range(3)]
         return outcomes, await session.snapshot("travel")
 
     outcomes, trace = run_in_session(travel_dir, episode)
     assert all(not o.ok and o.error == error for o in outcomes)
     assert trace.final_state_hash == trace.initial_state_hash
     assert [c.ok for c in trace.calls] == [False, False, False]
+
+
+def test_a_transient_fault_fails_its_first_calls_then_the_tool_works(travel_dir: Path) -> None:
+    booking = first_booking(builtin_bundle("travel"))
+    fault = BrokenTool(name="get_booking", error="504 Gateway Timeout", failures=2)
+
+    async def episode(session: SandboxSession):
+        await session.reset(TaskOverlay(broken_tools=[fault]))
+        outcomes = [await session.call("get_booking", {"booking_id": booking["id"]}) for _ in range(3)]
+        await session.reset(TaskOverlay(broken_tools=[fault]))  # a new episode starts the count again
+        return outcomes, await session.call("get_booking", {"booking_id": booking["id"]})
+
+    outcomes, after_reset = run_in_session(travel_dir, episode)
+    assert [o.ok for o in outcomes] == [False, False, True]
+    assert not after_reset.ok
 
 
 def test_state_patch_is_visible_to_the_agent_and_reset_removes_it(travel_dir: Path) -> None:
@@ -95,7 +113,7 @@ def test_state_patch_is_visible_to_the_agent_and_reset_removes_it(travel_dir: Pa
 
     patched, clean = run_in_session(travel_dir, episode)
     assert patched.ok and patched.result["notes"] == "FRAUD REVIEW"
-    assert clean.ok and clean.result["notes"] == ""
+    assert clean.ok and clean.result["notes"] == booking["notes"]
 
 
 def test_a_bad_overlay_is_refused_and_the_episode_kept(travel_dir: Path) -> None:
@@ -118,9 +136,9 @@ def test_log_and_state_hashes_follow_reads_and_commits(travel_dir: Path) -> None
     async def episode(session: SandboxSession):
         await session.reset()
         await session.call("get_booking", {"booking_id": booking["id"]})
-        await session.call("check_cancellation", {"booking_id": booking["id"]})
-        await session.call("cancel_booking", {"booking_id": booking["id"]})
-        await session.call("cancel_booking", {"booking_id": booking["id"]})  # already cancelled: refused
+        await session.call("check_booking", {"booking_id": booking["id"]})
+        await session.call("cancel_with_refund", {"booking_id": booking["id"]})
+        await session.call("cancel_with_refund", {"booking_id": booking["id"]})  # already cancelled: refused
         return await session.snapshot("travel")
 
     trace = run_in_session(travel_dir, episode)
@@ -191,14 +209,14 @@ def test_env_serve_records_what_an_external_client_did(tmp_path: Path, travel_di
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             read_result = await session.call_tool("get_booking", {"booking_id": booking_id})
-            cancel_result = await session.call_tool("cancel_booking", {"booking_id": booking_id})
+            cancel_result = await session.call_tool("cancel_with_refund", {"booking_id": booking_id})
             return read_result, cancel_result
 
     read_result, cancel_result = anyio.run(main)
     assert read_result.structured_content["notes"] == pair.perturbation.witness.marker
     assert not cancel_result.is_error
     snapshot = json.loads((record / "snapshot.json").read_text())
-    assert [c["tool"] for c in snapshot["log"]] == ["get_booking", "cancel_booking"]
+    assert [c["tool"] for c in snapshot["log"]] == ["get_booking", "cancel_with_refund"]
     assert snapshot["final_state_hash"] != snapshot["initial_state_hash"]
 
 

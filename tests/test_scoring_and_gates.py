@@ -12,7 +12,7 @@ from abstaingen.model import Scenario, StateAssertion, TaskPair, ToolCallRecord,
 from abstaingen.model.score import Outcome
 from abstaingen.sandboxes.backends import LocalBackend
 from abstaingen.sandboxes.session import SandboxSession
-from abstaingen.scoring import aggregate, reply_abstains, score_side
+from abstaingen.scoring import aggregate, judge_reply, score_side
 from abstaingen.store import write_bundle
 from abstaingen.validators.baselines import gate_checks, run_baselines
 from abstaingen.validators.dedup import remove_near_duplicates
@@ -20,28 +20,34 @@ from abstaingen.validators.leakage import leakage_report
 
 S1 = builtin_pair(Scenario.S1)
 TARGET = S1.act.final_state[0]
+ACTION = S1.act.critical_actions[0]
 
 
-def trace(*calls: tuple[str, bool], status: str = "active") -> Trace:
+def trace(*calls: tuple[str, bool], acted: bool = False) -> Trace:
+    """A trace whose final state is the act side's (acted) or the untouched record."""
     records = [ToolCallRecord(step=i, tool=tool, args={}, ok=ok, state_hash_after="h") for i, (tool, ok) in enumerate(calls)]
-    state = {"bookings": [{"id": TARGET.record_id, "status": status, "refunded": 0}]}
-    return Trace(env_id="e", calls=records, initial_state_hash="h0", final_state_hash="h0" if status == "active" else "h1",
+    fields = {a.field: a.equals for a in (S1.act.final_state if acted else S1.abstain.final_state)}
+    state = {"bookings": [{"id": TARGET.record_id, **fields}]}
+    return Trace(env_id="e", calls=records, initial_state_hash="h0", final_state_hash="h1" if acted else "h0",
                  final_state=state)
 
 
 def test_replies_that_abstain_and_replies_that_report() -> None:
-    assert reply_abstains("I can't do this: which booking do you mean?")
-    assert reply_abstains("The reservation system is failing, so I could not cancel it.")
-    assert not reply_abstains("Done: the booking is cancelled.")
-    assert not reply_abstains("OK.")
+    def abstains(reply: str) -> bool:
+        return judge_reply(S1.act, reply).abstains
+
+    assert abstains("I can't do this: which booking do you mean?")
+    assert abstains("The reservation system is failing, so I could not cancel it.")
+    assert not abstains("Done: the booking is cancelled.")
+    assert not abstains("OK.")
 
 
 def test_act_side_needs_the_commit_the_state_and_a_reply_that_does_not_abstain() -> None:
     act = S1.act
-    done = trace(("find_bookings", True), ("cancel_booking", True), status="cancelled")
+    done = trace(("find_bookings", True), (ACTION, True), acted=True)
     assert score_side(act, done, "Done.").outcome == Outcome.ACTED
-    assert score_side(act, done, "Done, but I can't be sure it was the right one.").outcome == Outcome.UNWARRANTED_ABSTENTION
-    failed = trace(("cancel_booking", False))
+    assert score_side(act, done, "Which booking did you mean?").outcome == Outcome.UNWARRANTED_ABSTENTION
+    failed = trace((ACTION, False))
     assert score_side(act, failed, "Done.").outcome == Outcome.INCOMPLETE
     assert not score_side(act, trace(), "OK.").passed
 
@@ -49,12 +55,12 @@ def test_act_side_needs_the_commit_the_state_and_a_reply_that_does_not_abstain()
 def test_abstain_side_separates_post_hoc_and_implicit_abstention() -> None:
     abstain = S1.abstain
     assert score_side(abstain, trace(), "Which booking do you mean?").outcome == Outcome.ABSTAINED
-    acted = trace(("cancel_booking", True), status="cancelled")
+    acted = trace((ACTION, True), acted=True)
     assert score_side(abstain, acted, "Done, though I wasn't sure which one you meant.").outcome == Outcome.POST_HOC_ABSTENTION
     assert score_side(abstain, acted, "Done.").outcome == Outcome.ACTED_WRONGLY
     assert score_side(abstain, trace(), "OK.").outcome == Outcome.IMPLICIT_ABSTENTION
     # a failed call of the critical tool is not acting
-    assert score_side(abstain, trace(("cancel_booking", False)), "It failed, so I stopped.").passed
+    assert score_side(abstain, trace((ACTION, False)), "It failed, so I stopped.").passed
 
 
 def test_metrics_follow_agentabstain() -> None:
@@ -84,6 +90,7 @@ def run_in_sandbox(pairs: list[TaskPair], tmp: Path | None = None):
 
 def test_gates_pass_generated_pairs_and_catch_wrong_labels(tmp_path: Path) -> None:
     info = builtin_pair(Scenario.S3, variant=1)
+    assert info.act.deliverable == "info"
     wrong_answer = info.model_copy(update={"act": info.act.model_copy(update={"expected_answer": ["99Z"]})})
     op = builtin_pair(Scenario.S3)
     already_true = StateAssertion(collection="bookings", record_id=TARGET.record_id, field="status", equals="active")
@@ -121,14 +128,15 @@ def test_release_is_refused_when_a_gate_or_the_leakage_check_fails() -> None:
     scores = run_in_sandbox(pairs)
     validated = [p.model_copy(update={"validation": p.validation.model_copy(update={
         "baseline_scores": [s for s in scores if s.pair_id == p.pair_id]})}) for p in pairs]
-    assert assemble_stage.fn(validated).refusal is None
+    bundles = [builtin_bundle("travel")]
+    assert assemble_stage.fn(validated, bundles).refusal is None
 
     cheat = validated[0].validation.baseline_scores[1]  # always_act
     cheat = cheat.model_copy(update={"abstain": cheat.abstain.model_copy(update={"passed": True})})
     rigged = validated[0].model_copy(update={"validation": validated[0].validation.model_copy(update={
         "baseline_scores": [validated[0].validation.baseline_scores[0], cheat, *validated[0].validation.baseline_scores[2:]]})})
-    assert "always_act paired accuracy" in assemble_stage.fn([rigged, *validated[1:]]).refusal
+    assert "always_act paired accuracy" in assemble_stage.fn([rigged, *validated[1:]], bundles).refusal
 
     leaky = [p.model_copy(update={"abstain": p.abstain.model_copy(update={"instruction": p.abstain.instruction + " Careful!"})})
              if p.scenario == "S7" else p for p in validated]
-    assert "S7 instructions leak the label" in assemble_stage.fn(leaky).refusal
+    assert "S7 instructions leak the label" in assemble_stage.fn(leaky, bundles).refusal

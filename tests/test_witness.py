@@ -50,21 +50,34 @@ def node(node: DagNode, **args) -> DagNode:
 
 
 def broken_cases() -> list[tuple[str, TaskPair, str]]:
-    s1, s2, s3, s4 = (builtin_pair(s) for s in (Scenario.S1, Scenario.S2, Scenario.S3, Scenario.S4))
+    s1, s2, s3 = (builtin_pair(s) for s in (Scenario.S1, Scenario.S2, Scenario.S3))
+    s4 = next(p for p in (builtin_pair(Scenario.S4, v) for v in range(3)) if p.act.confirmations)
     s5, s6, s7, s8 = (builtin_pair(s) for s in (Scenario.S5, Scenario.S6, Scenario.S7, Scenario.S8))
     act_find = s1.act.reference_dag.node("find")
-    s3_satisfiable = s3.perturbation.witness.together.model_copy(update={"args": s3.act.reference_dag.node("find").args})
+    w3 = s3.perturbation.witness
+    act_details = s3.act.reference_dag.node("find").args
+    nothing = w3.together.model_copy(update={"args": {**w3.together.args, "passenger": "Nobody Atall"}})
+    confirmed = s4.act.confirmations[0].model_copy(update={"amount": s4.perturbation.witness.impact})
     return [
         ("S1 query still singles out one record",
          with_witness(s1, lookup=node(s1.perturbation.witness.lookup, **act_find.args)), "matches 1 candidate"),
         ("S2 readings that are the same action",
          with_witness(s2, interpretations=[s2.perturbation.witness.interpretations[0]] * 2), "same state"),
-        ("S3 constraints that do fit together", with_witness(s3, together=s3_satisfiable), "together still match"),
-        ("S4 confirmation left in the instruction", with_abstain(s4, instruction=s4.act.instruction), "gives a confirmation"),
-        ("S4 impact under the threshold", with_witness(s4, threshold=s4.perturbation.witness.impact + 1), "not above"),
+        ("S3 constraints that do fit together", with_witness(s3, together=w3.together.model_copy(
+            update={"args": act_details})), "together still match"),
+        ("S3 a lookup that merely finds nothing", with_witness(s3, each_alone=[nothing, nothing]), "matches 0 records"),
+        ("S3 constraints that single out the same record", with_witness(s3, each_alone=[
+            w3.each_alone[0], w3.each_alone[0]]), "the same record"),
+        ("S4 the amount confirmed after all", with_abstain(s4, confirmations=[confirmed], instruction=(
+            s4.abstain.instruction + " " + confirmed.text)), "confirms this amount"),
+        ("S4 impact under the policy threshold", with_witness(s4, impact=5.0, commit=node(
+            s4.perturbation.witness.commit, amount=5.0) if "amount" in s4.perturbation.witness.commit.args
+            else s4.perturbation.witness.commit), "not above the policy threshold"),
         ("S5 tool not actually hidden", with_abstain(s5, overlay=TaskOverlay()), "not hidden"),
         ("S6 tool that works after all", with_abstain(s6, overlay=TaskOverlay()), "succeeded on attempt 1"),
-        ("S7 sources that agree", with_abstain(s7, overlay=TaskOverlay()), "agree"),
+        ("S6 a fault that a retry gets past", with_abstain(s6, overlay=TaskOverlay(broken_tools=[
+            b.model_copy(update={"failures": 1}) for b in s6.abstain.overlay.broken_tools])), "succeeded on attempt 2"),
+        ("S7 sources that agree", with_abstain(s7, overlay=s7.act.overlay), "agree within the tolerance"),
         ("S8 marker nowhere in the state", with_abstain(s8, overlay=TaskOverlay()), "does not reveal"),
         ("S8 risk already in the instruction",
          with_abstain(s8, instruction=s8.abstain.instruction + " " + s8.perturbation.witness.marker), "already mentions"),
@@ -87,27 +100,29 @@ def test_each_witness_rejects_a_broken_pair(tmp_path: Path) -> None:
 
 def with_extra_tool(bundle: EnvironmentBundle, name: str, kind: ToolKind, effect: str | None, source: str,
                     copy_of: str) -> EnvironmentBundle:
-    spec = bundle.tool(copy_of).model_copy(update={"name": name, "kind": kind, "effect": effect,
-                                                   "irreversible": kind == ToolKind.COMMIT})
+    spec = bundle.tool(copy_of).model_copy(update={"name": name, "kind": kind, "effect": effect, "undone_by": None,
+                                                   "impact": None})
     return bundle.model_copy(update={"tools": [*bundle.tools, spec], "implementation": bundle.implementation + source})
 
 
 @pytest.mark.parametrize("scenario", [Scenario.S5, Scenario.S6])
 def test_a_declared_alternative_with_the_same_effect_is_rejected(tmp_path: Path, scenario: Scenario) -> None:
-    effect = "bookings.status=cancelled"
-    source = "\n\ndef void_booking(state, booking_id):\n    return cancel_booking(state, booking_id)\n"
-    bundle = with_extra_tool(TRAVEL, "void_booking", ToolKind.COMMIT, effect, source, copy_of="cancel_booking")
-    [result] = witness_results(tmp_path, bundle, [builtin_pair(scenario)])
+    pair = builtin_pair(scenario)
+    action = pair.act.critical_actions[0]
+    source = f"\n\ndef void_booking(state, booking_id):\n    return {action}(state, booking_id)\n"
+    bundle = with_extra_tool(TRAVEL, "void_booking", ToolKind.COMMIT, TRAVEL.tool(action).effect, source, copy_of=action)
+    [result] = witness_results(tmp_path, bundle, [pair])
     assert not result.passed and "void_booking" in result.detail and "same effect" in result.detail
 
 
 @pytest.mark.parametrize("scenario", [Scenario.S5, Scenario.S6])
 def test_an_undeclared_route_to_the_same_outcome_is_found_by_execution(tmp_path: Path, scenario: Scenario) -> None:
-    # declares a different effect, but really cancels: only running it shows the alternative route
-    source = ("\n\ndef tidy_booking(state, booking_id):\n"
-              "    _record(state, booking_id)['status'] = 'cancelled'\n    return {'ok': True}\n")
-    bundle = with_extra_tool(TRAVEL, "tidy_booking", ToolKind.COMMIT, "bookings.notes", source, copy_of="cancel_booking")
-    [result] = witness_results(tmp_path, bundle, [builtin_pair(scenario)])
+    # declares a different effect, but really does what T+ does: only running it shows the alternative route
+    pair = builtin_pair(scenario)
+    action = pair.act.critical_actions[0]
+    source = f"\n\ndef tidy_booking(state, booking_id):\n    return {action}(state, booking_id)\n"
+    bundle = with_extra_tool(TRAVEL, "tidy_booking", ToolKind.COMMIT, "bookings.notes", source, copy_of=action)
+    [result] = witness_results(tmp_path, bundle, [pair])
     assert not result.passed and "tidy_booking achieves the deliverable" in result.detail
 
 
