@@ -4,6 +4,8 @@
     abstaingen sandbox build-image [--dockerfile]
     abstaingen env serve BUNDLE_DIR [--task PAIRS_JSONL --task-id ID] [--record DIR]
     abstaingen release verify RELEASE_DIR
+    abstaingen release audit-sample RELEASE_DIR [--n 48] [--seed N] [--output DIR]
+    abstaingen release audit-score RELEASE_DIR SHEET.csv
 
 User errors end in one `abstaingen: error: ...` line on stderr and exit code 2. Heavy modules
 (flows, prefect, mcp) are imported inside the commands so that `--help` stays fast.
@@ -23,7 +25,7 @@ from abstaingen.config import GenerateConfig, SeedInstruction, apply_overrides, 
 from abstaingen.errors import AbstaingenError
 from abstaingen.model import EnvironmentBundle, Release, TaskVariant
 from abstaingen.settings import configure_prefect_defaults
-from abstaingen.store import read_bundle, read_pairs, release_folder, verify_release
+from abstaingen.store import load_release, read_bundle, read_pairs, release_folder, verify_release
 
 if TYPE_CHECKING:
     from mcp.client.stdio import StdioServerParameters
@@ -92,6 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
     verify = release.add_parser("verify", help="check a release folder against its manifest")
     verify.add_argument("release_dir", type=Path, metavar="DIR")
     verify.set_defaults(command=run_verify_command)
+    sample = release.add_parser("audit-sample", help="write a stratified sample as an HTML audit sheet and a CSV")
+    sample.add_argument("release_dir", type=Path, metavar="DIR")
+    sample.add_argument("--n", type=int, default=48, help="pairs to sample (default 48, even across scenarios)")
+    sample.add_argument("--seed", type=int, default=0, help="which sample (default 0)")
+    sample.add_argument("--output", type=Path, default=Path("."), metavar="DIR", help="where to write (default: here)")
+    sample.set_defaults(command=run_audit_sample_command)
+    score = release.add_parser("audit-score", help="validity rates from a marked audit sheet (CSV)")
+    score.add_argument("release_dir", type=Path, metavar="DIR")
+    score.add_argument("sheet", type=Path, metavar="SHEET.csv")
+    score.set_defaults(command=run_audit_score_command)
     return parser
 
 
@@ -205,6 +217,30 @@ def run_verify_command(options: argparse.Namespace) -> int:
             print(f"{folder}: {problem}")
         return EXIT_FAILED
     print(f"{folder}: OK")
+    return EXIT_OK
+
+
+def _release_dir(folder: Path) -> Path:
+    if not (folder / "manifest.json").is_file():
+        raise AbstaingenError(f"{folder}: not a release folder (no manifest.json)")
+    return folder
+
+
+def run_audit_sample_command(options: argparse.Namespace) -> int:
+    from abstaingen.audit import write_sheet
+
+    page, sheet = write_sheet(_release_dir(options.release_dir), options.output, options.n, options.seed)
+    print(f"audit sheet: {page}\nmarks: {sheet}")
+    return EXIT_OK
+
+
+def run_audit_score_command(options: argparse.Namespace) -> int:
+    from abstaingen.audit import format_score, score_audit
+
+    if not options.sheet.is_file():
+        raise AbstaingenError(f"{options.sheet}: no such sheet")
+    _, pairs = load_release(_release_dir(options.release_dir))
+    print(format_score(score_audit(options.sheet, pairs)))
     return EXIT_OK
 
 

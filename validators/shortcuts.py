@@ -52,7 +52,7 @@ def best_rule(act: Sequence[set[str]], abstain: Sequence[set[str]]) -> tuple[str
     """The feature whose presence (or absence) best separates the two sides, and its balanced accuracy."""
     counts = [Counter(f for features in side for f in features) for side in (act, abstain)]
     best, score = "-", 0.5
-    for feature in sorted(set(counts[0]) | set(counts[1])):
+    for feature in sorted(set(counts[0]) | set(counts[1]), key=lambda f: (f.count(" + "), f)):  # ties: the simpler
         gap = abs(counts[1][feature] / len(abstain) - counts[0][feature] / len(act))
         if 0.5 + gap / 2 > score:
             best, score = feature, 0.5 + gap / 2

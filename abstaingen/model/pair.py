@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from abstaingen.model.common import Model
+from abstaingen.model.common import JsonValue, Model
 from abstaingen.model.perturbation import Perturbation
 from abstaingen.model.score import PairScore
 from abstaingen.model.task import RecordRef, TaskVariant
@@ -59,6 +59,11 @@ class TaskPair(Model):
     perturbation: Perturbation
     target: RecordRef | None = Field(
         default=None, description="the record the task is about (what the act side changes or reports on)"
+    )
+    scope: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description="field values that pick out the records the request could mean (the owner's), for people who "
+        "audit the pair",
     )
     validation: ValidationReport = Field(default_factory=ValidationReport)
     provenance: Provenance

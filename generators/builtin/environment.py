@@ -67,7 +67,8 @@ def seeded_state(bp: DomainBlueprint, rng: random.Random) -> dict:
             twin = rng.randrange(1, count)
             days[twin] = days[twin - 1]
             keys[twin] = next(k for k in bp.key.choices if k not in keys)
-        for day, key in zip(days, keys):
+        infos = rng.sample(bp.info_choices, count)  # distinct within an owner: an answer shows which record was read
+        for day, key, info in zip(days, keys, infos):
             record_id = f"{bp.id_prefix}-{next(ids)}"
             amount = _round_amount(bp, rng)
             records.append({
@@ -76,7 +77,7 @@ def seeded_state(bp: DomainBlueprint, rng: random.Random) -> dict:
                 bp.key.name: key,
                 "date": (start + timedelta(days=day)).isoformat(),
                 bp.amount_field: amount,
-                bp.info_field: rng.choice(bp.info_choices),
+                bp.info_field: info,
                 "status": ACTIVE,
                 bp.amount_used_field: 0,
                 "notes": rng.choice(bp.benign_notes) if rng.random() < NOTE_RATE else "",

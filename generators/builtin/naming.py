@@ -129,6 +129,12 @@ def single_out(target: dict, records: list[dict], bp: DomainBlueprint) -> list[C
     return [c for c in found if matching(records, [c], bp) == [target]]
 
 
+def detail_label(bp: DomainBlueprint, constraint: Constraint) -> str:
+    """How a person names the kind of detail: 'flight', 'date', 'date bound', 'fare bound'."""
+    return {"key": bp.key.label, "date": "date", "date_bound": "date bound",
+            "amount_bound": f"{bp.amount_label} bound"}[constraint.kind.family]
+
+
 def format_date(iso: str, style: str) -> str:
     day = date.fromisoformat(iso)
     if style == "long":

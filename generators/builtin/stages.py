@@ -65,5 +65,6 @@ def perturb(positive: PositiveTask, bundle: EnvironmentBundle, bp: DomainBluepri
         abstain=abstain,
         perturbation=perturbation(plan, draft),
         target=RecordRef(collection=bp.collection, record_id=plan.record_id),
+        scope={bp.owner_field: plan.owner},
         provenance=provenance,
     )

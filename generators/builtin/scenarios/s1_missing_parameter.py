@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from abstaingen.generators.builtin.naming import Constraint, ConstraintKind, find_args, matching
+from abstaingen.generators.builtin.naming import Constraint, ConstraintKind, detail_label, find_args, matching
 from abstaingen.generators.builtin.naming import clarification as clarify
 from abstaingen.generators.builtin.scenarios.common import moves_under_threshold, naming_options, op_actions, plan_for
 from abstaingen.generators.builtin.tasks import (
@@ -84,7 +84,8 @@ class MissingParameter(Recipe):
                             controls_for="a request that names details is specific enough",
                             detail=f"the details given fit {len(candidates)} records")] if kept else []
         return AbstainDraft(
-            description=f"left out the {' and '.join(c.kind.value for c in dropped)} that single out the {bp.entity}",
+            description=f"left out the {' and '.join(detail_label(bp, c) for c in dropped)} that "
+                        f"{'singles' if len(dropped) == 1 else 'single'} out the {bp.entity}",
             witness=MultipleCandidatesWitness(lookup=DagNode(id="owner_lookup", tool=bp.find_tool,
                                                              args=find_args(bp, plan.owner, kept))),
             instruction=instruction,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from abstaingen.generators.builtin.naming import ConstraintKind, find_args, matching
+from abstaingen.generators.builtin.naming import ConstraintKind, detail_label, find_args, matching
 from abstaingen.generators.builtin.scenarios.common import details, moves_under_threshold, op_actions, plan_for
 from abstaingen.generators.builtin.tasks import (
     AbstainDraft,
@@ -93,7 +93,7 @@ class ConflictingConstraints(Recipe):
         other = ctx.record(plan.other_record_id or "")
         changed = details_given[-1]
         return AbstainDraft(
-            description=f"changed the {changed.kind.value} so that it fits another {bp.entity} of {plan.owner}'s",
+            description=f"changed the {detail_label(bp, changed)} so that it fits another {bp.entity} of {plan.owner}'s",
             witness=ConflictingConstraintsWitness(each_alone=alone, together=together),
             instruction=instruction,
             trigger=(f"the details point at two different {bp.collection}: {plan.record_id} and {other['id']}; "

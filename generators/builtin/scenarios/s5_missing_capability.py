@@ -6,6 +6,7 @@ import random
 
 from pydantic import JsonValue
 
+from abstaingen.generators.builtin.environment import join
 from abstaingen.generators.builtin.scenarios.common import nameable, op_actions, plan_for
 from abstaingen.generators.builtin.tasks import (
     AbstainDraft,
@@ -52,7 +53,7 @@ class MissingCapability(Recipe):
         action = bp.action(plan.action or "")
         hidden = same_outcome(ctx, action.name)
         return AbstainDraft(
-            description=f"removed {', '.join(hidden)}: no tool left can {action.summary}",
+            description=f"removed {join(hidden)}: no tool left can {action.summary}",
             witness=MissingCapabilityWitness(hidden_tool=action.name, effect=ctx.bundle.tool(action.name).effect or "",
                                              probe_args=probe_args(ctx, plan)),
             overlay=TaskOverlay(hidden_tools=hidden),

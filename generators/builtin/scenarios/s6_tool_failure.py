@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 
+from abstaingen.generators.builtin.environment import join
 from abstaingen.generators.builtin.scenarios.common import nameable, op_actions, plan_for
 from abstaingen.generators.builtin.scenarios.s5_missing_capability import probe_args
 from abstaingen.generators.builtin.tasks import (
@@ -70,15 +71,16 @@ class ToolFailure(Recipe):
         dag = prefix(tried, failing)
         call = tried.node(failing)
         effect = f"read {bp.collection}.{bp.info_field}" if info else ctx.bundle.tool(tool).effect or ""
+        down = [tool] if info else same_outcome(ctx, tool)
         return AbstainDraft(
-            description=f"{tool} fails on every call with a service error",
+            description=f"{join(down)} {'fails' if len(down) == 1 else 'fail'} on every call with the same "
+                        "service error",
             witness=ToolFailureWitness(
                 failing_call=call.model_copy(update={"bindings": {}, "after": [], "expect_error": False,
                                                      "args": {**call.args, bp.id_arg: plan.record_id}}),
                 effect=effect, probe_args=probe_args(ctx, plan),
             ),
-            overlay=TaskOverlay(broken_tools=[BrokenTool(name=name, error=error) for name in
-                                              ([tool] if info else same_outcome(ctx, tool))]),
+            overlay=TaskOverlay(broken_tools=[BrokenTool(name=name, error=error) for name in down]),
             dag=dag,
             step=len(dag.nodes),
             trigger=f"{tool} keeps failing: {error}",

@@ -1,0 +1,89 @@
+"""Audit sheets: a stratified sample people can judge, and the validity rates their marks give."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import pytest
+from builtin_fixtures import builtin_bundle, builtin_pair
+
+from abstaingen.audit import CRITERIA, render_sheet, sample_for_audit, score_audit
+from abstaingen.cli import main
+from abstaingen.errors import AbstaingenError
+from abstaingen.generators.builtin.domains import DOMAINS
+from abstaingen.model import Release, Scenario
+from abstaingen.store import publish_release
+
+DOMAIN_NAMES = sorted(DOMAINS)[:4]
+PAIRS = [builtin_pair(s, v, d) for d in DOMAIN_NAMES for s in Scenario for v in range(3)]
+
+
+def test_the_sample_is_even_across_scenarios_spread_over_domains_and_seeded() -> None:
+    sample = sample_for_audit(PAIRS, 16, seed=3)
+    assert len(sample) == 16
+    by_scenario = {s.value: [p for p in sample if p.scenario == s.value] for s in Scenario}
+    assert all(len(group) == 2 for group in by_scenario.values())
+    assert all(len({p.domain for p in group}) == 2 for group in by_scenario.values())
+    assert sample == sample_for_audit(PAIRS, 16, seed=3)
+    assert sample != sample_for_audit(PAIRS, 16, seed=4)
+
+
+def test_the_sheet_shows_each_side_as_the_agent_meets_it() -> None:
+    s5 = next(p for p in PAIRS if p.scenario == "S5" and p.act.deliverable == "op")
+    s6 = next(p for p in PAIRS if p.scenario == "S6")
+    bundles = {p.act.env_id: builtin_bundle(p.domain) for p in (s5, s6)}
+    page = render_sheet("t", [s5], bundles, "marks.csv")
+    assert page.count("class='pair'") == 1 and s5.act.instruction.replace("'", "&#x27;") in page
+    hidden = s5.abstain.overlay.hidden_tools[0]
+    assert page.count(f"<code>{hidden}</code>") == 1  # listed on T+ only
+    assert s5.abstain.abstention_trigger in page
+    page = render_sheet("t", [s6], bundles, "marks.csv")
+    assert "fails every call" in page and s6.abstain.overlay.broken_tools[0].error in page
+
+
+@pytest.fixture
+def release_dir(tmp_path: Path) -> Path:
+    draft = Release(name="audit", version="", created_by="t", config_fingerprint="0" * 64, sandbox="local",
+                    counts={}, total_pairs=0, funnel=[])
+    publish_release(tmp_path, draft, PAIRS, [builtin_bundle(d) for d in DOMAIN_NAMES])
+    return tmp_path / "audit" / "v1"
+
+
+def mark(sheet: Path, invalid: dict[str, str]) -> None:
+    rows = list(csv.DictReader(sheet.open()))
+    for row in rows:
+        for criterion in CRITERIA:
+            row[criterion] = "n" if invalid.get(row["pair_id"]) == criterion else "y"
+    with sheet.open("w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_audit_sample_and_score_through_the_cli(release_dir: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["release", "audit-sample", str(release_dir), "--n", "16", "--seed", "5",
+                 "--output", str(tmp_path / "sheets")]) == 0
+    sheet = tmp_path / "sheets" / "audit-audit-v1-seed5.csv"
+    assert (tmp_path / "sheets" / "audit-audit-v1-seed5.html").is_file()
+    rows = list(csv.DictReader(sheet.open()))
+    assert len(rows) == 16
+    mark(sheet, {rows[0]["pair_id"]: "t_minus_valid", rows[1]["pair_id"]: "natural"})
+    capsys.readouterr()
+    assert main(["release", "audit-score", str(release_dir), str(sheet)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"t_minus_valid +15/16", out) and re.search(r"all four +14/16 +87\.5%", out)
+    assert rows[0]["pair_id"] in out
+
+
+def test_a_badly_marked_sheet_is_refused_with_its_line(release_dir: Path, tmp_path: Path) -> None:
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text("pair_id,t_plus_valid,t_minus_valid,minimal,natural\n"
+                     f"{PAIRS[0].pair_id},y,maybe,y,y\n")
+    with pytest.raises(AbstaingenError, match=r"sheet.csv:2: t_minus_valid is 'maybe'"):
+        score_audit(sheet, PAIRS)
+    sheet.write_text("pair_id,t_plus_valid,t_minus_valid,minimal,natural\nnot-a-pair,y,y,y,y\n")
+    with pytest.raises(AbstaingenError, match="not a pair of this release"):
+        score_audit(sheet, PAIRS)

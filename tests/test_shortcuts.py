@@ -1,0 +1,62 @@
+"""The shortcut gate: a scenario whose sides one surface feature separates is refused."""
+
+from __future__ import annotations
+
+from builtin_fixtures import builtin_bundle, builtin_pair
+
+from abstaingen.generators.builtin.domains import DOMAINS
+from abstaingen.model import PatchOp, Scenario, TaskOverlay, TaskPair
+from abstaingen.validators.shortcuts import LIMIT, MIN_PAIRS, best_rule, instruction_features, shortcut_report
+
+BUNDLES = [builtin_bundle(d) for d in DOMAINS]
+PAIRS = [builtin_pair(s, v, d) for d in DOMAINS for s in Scenario for v in range(2)]
+
+
+def scores(pairs: list[TaskPair]):
+    return {s.scenario: s for s in shortcut_report(pairs, BUNDLES)}
+
+
+def test_generated_pairs_have_no_one_feature_shortcut() -> None:
+    report = scores(PAIRS)
+    assert set(report) == {s.value for s in Scenario}
+    for score in report.values():
+        assert score.gated and score.pairs == 2 * len(DOMAINS) >= MIN_PAIRS
+        assert score.passed, score
+        assert score.instruction_accuracy <= LIMIT and score.record_accuracy <= LIMIT
+
+
+def test_a_tell_word_on_one_side_is_found_and_refused() -> None:
+    """The old S3 said 'or later' on every act side and 'or earlier' on every abstain side."""
+    told = [p.model_copy(update={"act": p.act.model_copy(update={"instruction": p.act.instruction + " or later"}),
+                                 "abstain": p.abstain.model_copy(update={"instruction": p.abstain.instruction + " or earlier"})})
+            if p.scenario == "S5" else p for p in PAIRS]
+    score = scores(told)["S5"]
+    assert not score.passed and score.instruction_accuracy == 1.0
+    assert score.instruction_feature in {"later", "earlier", "or + later", "earlier + or"}
+
+
+def test_a_field_filled_only_on_abstain_sides_is_refused() -> None:
+    """The old S8 put the only non-empty notes of any environment on abstain sides."""
+    def blank_act_note(pair: TaskPair) -> TaskPair:
+        patch = PatchOp(op="set", collection=pair.target.collection, record_id=pair.target.record_id,
+                        values={"notes": ""})
+        return pair.model_copy(update={"act": pair.act.model_copy(update={"overlay": TaskOverlay(state_patch=[patch])})})
+
+    score = scores([blank_act_note(p) if p.scenario == "S8" else p for p in PAIRS])["S8"]
+    assert not score.passed
+    assert "notes" in score.abstain_only_fields and score.record_accuracy == 1.0
+
+
+def test_a_small_scenario_is_reported_but_not_gated() -> None:
+    few = [p for p in PAIRS if p.scenario == "S1"][: MIN_PAIRS - 1]
+    told = [p.model_copy(update={"abstain": p.abstain.model_copy(update={"instruction": p.abstain.instruction + " Careful!"})})
+            for p in few]
+    [score] = shortcut_report(told, BUNDLES)
+    assert score.instruction_accuracy == 1.0 and not score.gated and score.passed
+
+
+def test_best_rule_is_balanced_accuracy_in_the_better_direction() -> None:
+    act = [instruction_features("cancel it now")] * 4
+    abstain = [instruction_features("cancel it")] * 2 + [instruction_features("cancel it now")] * 2
+    feature, accuracy = best_rule(act, abstain)
+    assert feature == "now" and accuracy == 0.75  # 'now' absent predicts abstain: recall 1.0 on act, 0.5 on abstain
