@@ -12,25 +12,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import math
 import os
 import platform
 import time
 
-import anyio
-
 from abstaingen.generators.builtin.capability import extract_capabilities
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.builtin.environment import synthesize_environment
-from abstaingen.generators.builtin.stages import perturb, write_positive_task
-from abstaingen.generators.builtin.tasks import NoSuitableRecord
 from abstaingen.model import Provenance, Scenario
+from abstaingen.pipeline import assemble, deduplicate, merge_funnel, perturb_all, validate_concurrently, write_positives
 from abstaingen.sandboxes.backends import LocalBackend
-from abstaingen.scoring import aggregate
-from abstaingen.validators.baselines import BASELINES
-from abstaingen.validators.dedup import remove_near_duplicates
-from abstaingen.validators.leakage import leakage_report
 from abstaingen.validators.validate import validate_pairs_async
 
 
@@ -56,55 +48,37 @@ def main() -> None:
     specs = timed("capability", lambda: [extract_capabilities(bp.seed_instruction, name) for name, bp in DOMAINS.items()])
     bundles = timed("environment", lambda: [synthesize_environment(DOMAINS[s.domain], s, options.seed) for s in specs])
     provenance = Provenance(backend={"all": "builtin"}, seed=options.seed, code_version="benchmark")
+    positives = timed("task", lambda: [write_positives(b, variants, options.seed) for b in bundles])
+    candidates = timed("perturbation", lambda: [perturb_all(b, p, provenance, options.seed)
+                                                 for b, p in zip(bundles, positives)])
+    unique = timed("dedup", lambda: deduplicate(bundles, candidates))
+    backend = LocalBackend()
 
-    def positives_for(bundle):
-        found = []
-        for scenario in Scenario:
-            for variant in range(variants):
-                with contextlib.suppress(NoSuitableRecord):
-                    found.append(write_positive_task(bundle, DOMAINS[bundle.domain], scenario, variant, options.seed))
-        return found
+    async def validate(bundle, pairs):
+        return await validate_pairs_async(bundle, pairs, backend)
 
-    positives = timed("task", lambda: [positives_for(b) for b in bundles])
-    candidates = timed("perturbation", lambda: [[perturb(p, b, DOMAINS[p.domain], provenance, options.seed)
-                                                  for p in group] for b, group in zip(bundles, positives)])
-    async def validate_all():
-        limiter = anyio.CapacityLimiter(options.workers)
-
-        async def one(bundle, pairs):
-            async with limiter:
-                return await validate_pairs_async(bundle, pairs, LocalBackend())
-
-        return list(await asyncio.gather(*(one(b, c) for b, c in zip(bundles, unique))))
-
-    kept, removed = timed("dedup", lambda: remove_near_duplicates([p for group in candidates for p in group]))
-    unique = [[p for p in kept if p.act.env_id == b.env_id] for b in bundles]
-    batches = timed("validation", lambda: asyncio.run(validate_all()))
-    accepted = [p for batch in batches for p in batch.accepted]
-    leakage = timed("leakage", lambda: leakage_report(accepted))
+    batches = timed("validation", lambda: asyncio.run(
+        validate_concurrently(bundles, unique.by_environment, options.workers, validate)))
+    assembly = timed("release gates", lambda: assemble([p for b in batches for p in b.accepted], bundles))
     total = time.perf_counter() - start
 
-    n_candidates = sum(len(c) for c in candidates)
+    accepted = assembly.pairs
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"domains {len(DOMAINS)}, variants per scenario {variants}, workers {options.workers}")
-    print(f"candidates {n_candidates}, near-duplicates removed {len(removed)}, validated {len(kept)}, "
-          f"accepted {len(accepted)} ({len({p.domain for p in accepted})} domains, "
-          f"{len({p.scenario for p in accepted})} scenarios)")
+    print(f"candidates {sum(len(c) for c in candidates)}, accepted {len(accepted)} "
+          f"({len({p.domain for p in accepted})} domains, {len({p.scenario for p in accepted})} scenarios)")
     for stage, seconds in timings.items():
         print(f"  {stage:<13} {seconds:7.2f} s")
     print(f"total {total:.2f} s, {len(accepted) / total:.1f} validated pairs/s")
-    for batch_stage in ("structural", "replay", "witness", "gates"):
-        rejected = {}
-        for batch in batches:
-            for stage in batch.stages:
-                if stage.stage == batch_stage:
-                    for reason, count in stage.rejected.items():
-                        rejected[reason] = rejected.get(reason, 0) + count
-        print(f"  rejected at {batch_stage}: {rejected or 'none'}")
-    for agent in BASELINES:
-        m = aggregate(agent, [s for p in accepted for s in p.validation.baseline_scores if s.agent == agent])
-        print(f"  {agent:<15} act {m.act:6.1%} abstain {m.abstain:6.1%} paired {m.paired:6.1%}")
-    print("  leakage: " + ", ".join(f"{s.scenario} {s.accuracy:.2f}{'' if s.at_chance else '*'}" for s in leakage))
+    for stage in merge_funnel([p.funnel for p in positives] + [unique.funnel]
+                              + [s for batch in batches for s in batch.stages]):
+        print(f"  {stage.stage:<11} received {stage.received:5d}  rejected {stage.rejected or 'none'}")
+    for m in assembly.baselines:
+        print(f"  {m.agent:<15} act {m.act:6.1%} abstain {m.abstain:6.1%} paired {m.paired:6.1%}")
+    print("  leakage: " + ", ".join(f"{s.scenario} {s.accuracy:.2f}{'' if s.at_chance else '*'}" for s in assembly.leakage))
+    print("  shortcuts: " + ", ".join(f"{s.scenario} {max(s.instruction_accuracy, s.record_accuracy):.2f}"
+                                      for s in assembly.shortcuts))
+    print(f"  release gates: {assembly.refusal or 'passed'}")
 
 
 if __name__ == "__main__":

@@ -1,21 +1,20 @@
 """The generation flow: seed instructions in, a validated, published release out.
 
-capability extraction -> environment synthesis -> positive tasks + DAGs -> perturbation
--> validation (structural; replay, witness and baseline gates in the sandbox) -> dedup, leakage
-report and release gates -> release
+capability extraction -> environment synthesis -> positive tasks + DAGs -> perturbation -> dedup
+-> validation (structural and preconditions; replay, policy, witness and baseline gates in the sandbox)
+-> release gates (baselines, leakage, shortcuts) -> release
 
-A Prefect task here is a stage over one environment (or the whole seed list), never a single tool
-call: each one is worth far more than Prefect's per-task overhead, and each shows in the UI.
+A thin shell over abstaingen.pipeline: each stage there runs here as a Prefect task over one
+environment (or the whole seed list), never a single tool call, so each is worth far more than
+Prefect's per-task overhead, and each shows in the UI.
 """
 
 from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections import Counter
 from pathlib import Path
 
-import anyio
 from prefect import flow, get_run_logger, task, unmapped
 from prefect.artifacts import acreate_markdown_artifact, acreate_table_artifact
 from prefect.cache_policies import NONE
@@ -26,36 +25,20 @@ from abstaingen.errors import AbstaingenError
 from abstaingen.generators.builtin.capability import default_seeds, extract_capabilities
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.builtin.environment import synthesize_environment
-from abstaingen.generators.builtin.stages import PositiveTask, perturb, write_positive_task
-from abstaingen.generators.builtin.tasks import NoSuitableRecord
-from abstaingen.model import (
-    CapabilitySpec,
-    EnvironmentBundle,
-    FunnelStage,
-    Provenance,
-    Release,
-    Scenario,
-    TaskPair,
-)
+from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, TaskPair
 from abstaingen.model.common import Model
-from abstaingen.model.score import AgentMetrics, LeakageScore, ShortcutScore
+from abstaingen.pipeline import (
+    assemble,
+    deduplicate,
+    merge_funnel,
+    perturb_all,
+    validate_concurrently,
+    write_positives,
+)
 from abstaingen.sandboxes.backends import SandboxLimits, get_backend, select_backend
-from abstaingen.scoring import aggregate
 from abstaingen.store import publish_release
-from abstaingen.validators.baselines import BASELINES
-from abstaingen.validators.dedup import remove_near_duplicates
-from abstaingen.validators.leakage import leakage_report
 from abstaingen.validators.shortcuts import LIMIT as SHORTCUT_LIMIT
-from abstaingen.validators.shortcuts import shortcut_report
-from abstaingen.validators.validate import LAYERS, StageCount, ValidatedBatch, validate_pairs_async
-
-STAGES = ("environment", "task", "dedup", *LAYERS)
-RUNTIME_SCENARIOS = {"S6", "S7", "S8"}
-
-
-class PositiveBatch(Model):
-    tasks: list[PositiveTask]
-    funnel: StageCount
+from abstaingen.validators.validate import ValidatedBatch, validate_pairs_async
 
 
 class GenerationResult(Model):
@@ -83,23 +66,10 @@ def synthesize_environment_stage(spec: CapabilitySpec, seed: int) -> Environment
     return synthesize_environment(DOMAINS[spec.domain], spec, seed)
 
 
-@task(name="write positive tasks", cache_policy=NONE)
-def positive_tasks_stage(bundle: EnvironmentBundle, variants: int, seed: int) -> PositiveBatch:
-    tasks, rejected = [], Counter[str]()
-    for scenario in Scenario:
-        for variant in range(variants):
-            try:
-                tasks.append(write_positive_task(bundle, DOMAINS[bundle.domain], scenario, variant, seed))
-            except NoSuitableRecord as exc:
-                rejected[f"{scenario.value}: {exc}"] += 1
-    return PositiveBatch(tasks=tasks, funnel=StageCount(stage="task", received=len(tasks) + sum(rejected.values()),
-                                                        rejected=dict(rejected)))
-
-
-@task(name="perturb", cache_policy=NONE)
-def perturb_stage(bundle: EnvironmentBundle, positives: PositiveBatch, provenance: Provenance,
-                  seed: int) -> list[TaskPair]:
-    return [perturb(p, bundle, DOMAINS[p.domain], provenance, seed) for p in positives.tasks]
+positive_tasks_stage = task(name="write positive tasks", cache_policy=NONE)(write_positives)
+perturb_stage = task(name="perturb", cache_policy=NONE)(perturb_all)
+dedup_stage = task(name="remove near-duplicates", cache_policy=NONE)(deduplicate)
+assemble_stage = task(name="assemble release", cache_policy=NONE)(assemble)
 
 
 @task(name="validate", cache_policy=NONE)
@@ -111,87 +81,16 @@ async def validate_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandb
 
 async def validate_all(bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]], sandbox: SandboxConfig,
                        concurrency: int) -> list[ValidatedBatch]:
-    """Validate environments concurrently on the flow's event loop. Sandbox sessions spend their
-    time waiting on each other's round trips, which one loop interleaves well; threads, each with
-    a loop of its own, fought over the GIL and were a third slower."""
-    limiter = anyio.CapacityLimiter(concurrency)
+    """Each environment's validation is a Prefect task of its own (so the UI shows it), run concurrently."""
+    async def validate(bundle: EnvironmentBundle, pairs: list[TaskPair]) -> ValidatedBatch:
+        return await validate_stage(bundle, pairs, sandbox)
 
-    async def limited(bundle: EnvironmentBundle, pairs: list[TaskPair]) -> ValidatedBatch:
-        async with limiter:
-            return await validate_stage(bundle, pairs, sandbox)
-
-    return list(await asyncio.gather(*(limited(b, c) for b, c in zip(bundles, candidates))))
-
-
-class Deduplicated(Model):
-    by_environment: list[list[TaskPair]]  # in the order of the bundles
-    funnel: StageCount
-
-
-@task(name="remove near-duplicates", cache_policy=NONE)
-def dedup_stage(bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]]) -> Deduplicated:
-    """Across the whole release and before any sandbox runs: a duplicate costs nothing to drop here."""
-    everything = [p for group in candidates for p in group]
-    kept, removed = remove_near_duplicates(everything)
-    by_env: dict[str, list[TaskPair]] = {b.env_id: [] for b in bundles}
-    for pair in kept:
-        by_env[pair.act.env_id].append(pair)
-    return Deduplicated(
-        by_environment=[by_env[b.env_id] for b in bundles],
-        funnel=StageCount(stage="dedup", received=len(everything),
-                          rejected={"near_duplicate": len(removed)} if removed else {}),
-    )
-
-
-class Assembly(Model):
-    pairs: list[TaskPair]
-    baselines: list[AgentMetrics]
-    leakage: list[LeakageScore]
-    shortcuts: list[ShortcutScore]
-    refusal: str | None
-
-
-@task(name="assemble release", cache_policy=NONE)
-def assemble_stage(kept: list[TaskPair], bundles: list[EnvironmentBundle]) -> Assembly:
-    """The release-level gates: baseline metrics, the leakage report and the shortcut gate."""
-    baselines = [aggregate(agent, [s for p in kept for s in p.validation.baseline_scores if s.agent == agent])
-                 for agent in BASELINES]
-    leakage = leakage_report(kept)
-    shortcuts = shortcut_report(kept, bundles)
-    problems = [f"{m.agent} paired accuracy {m.paired:.1%}" for m in baselines
-                if (m.paired < 1.0 if m.agent == "oracle" else m.paired > 0.0)]
-    problems += [f"{score.scenario} instructions leak the label (accuracy {score.accuracy:.0%})"
-                 for score in leakage if score.scenario in RUNTIME_SCENARIOS and not score.at_chance]
-    problems += [f"{s.scenario} has a one-feature shortcut: {_shortcut(s)}" for s in shortcuts if not s.passed]
-    return Assembly(pairs=kept, baselines=baselines, leakage=leakage, shortcuts=shortcuts,
-                    refusal="; ".join(problems) or None)
-
-
-def _shortcut(score: ShortcutScore) -> str:
-    parts = []
-    if score.instruction_accuracy > score.limit:
-        parts.append(f"instruction '{score.instruction_feature}' ({score.instruction_accuracy:.0%})")
-    if score.record_accuracy > score.limit:
-        parts.append(f"record '{score.record_feature}' ({score.record_accuracy:.0%})")
-    if score.abstain_only_fields:
-        parts.append(f"fields set only on abstain sides: {', '.join(score.abstain_only_fields)}")
-    return "; ".join(parts)
+    return await validate_concurrently(bundles, candidates, concurrency, validate)
 
 
 def sandbox_used(pairs: list[TaskPair]) -> str:
     """The backend(s) that actually ran the pairs (auto may differ from machine to machine)."""
     return "+".join(sorted({p.validation.sandbox or "none" for p in pairs}))
-
-
-def merge_funnel(batches: list[StageCount]) -> list[FunnelStage]:
-    stages: dict[str, FunnelStage] = {}
-    for batch in batches:
-        previous = stages.get(batch.stage, FunnelStage(stage=batch.stage, received=0, passed=0))
-        rejected = Counter(previous.rejected) + Counter(batch.rejected)
-        received = previous.received + batch.received
-        stages[batch.stage] = FunnelStage(stage=batch.stage, received=received,
-                                          passed=received - sum(rejected.values()), rejected=dict(rejected))
-    return [stages[s] for s in STAGES if s in stages]
 
 
 async def publish_prefect_artifacts(release: Release, folder: Path) -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 import anyio
 from builtin_fixtures import builtin_bundle, builtin_pair
 
-from abstaingen.flows.generate import assemble_stage
 from abstaingen.model import Scenario, StateAssertion, TaskPair, ToolCallRecord, Trace
 from abstaingen.model.score import Outcome
+from abstaingen.pipeline import assemble
 from abstaingen.sandboxes.backends import LocalBackend
 from abstaingen.sandboxes.session import SandboxSession
 from abstaingen.scoring import aggregate, judge_reply, score_side
@@ -129,14 +129,14 @@ def test_release_is_refused_when_a_gate_or_the_leakage_check_fails() -> None:
     validated = [p.model_copy(update={"validation": p.validation.model_copy(update={
         "baseline_scores": [s for s in scores if s.pair_id == p.pair_id]})}) for p in pairs]
     bundles = [builtin_bundle("travel")]
-    assert assemble_stage.fn(validated, bundles).refusal is None
+    assert assemble(validated, bundles).refusal is None
 
     cheat = validated[0].validation.baseline_scores[1]  # always_act
     cheat = cheat.model_copy(update={"abstain": cheat.abstain.model_copy(update={"passed": True})})
     rigged = validated[0].model_copy(update={"validation": validated[0].validation.model_copy(update={
         "baseline_scores": [validated[0].validation.baseline_scores[0], cheat, *validated[0].validation.baseline_scores[2:]]})})
-    assert "always_act paired accuracy" in assemble_stage.fn([rigged, *validated[1:]], bundles).refusal
+    assert "always_act paired accuracy" in assemble([rigged, *validated[1:]], bundles).refusal
 
     leaky = [p.model_copy(update={"abstain": p.abstain.model_copy(update={"instruction": p.abstain.instruction + " Careful!"})})
              if p.scenario == "S7" else p for p in validated]
-    assert "S7 instructions leak the label" in assemble_stage.fn(leaky, bundles).refusal
+    assert "S7 instructions leak the label" in assemble(leaky, bundles).refusal

@@ -98,6 +98,12 @@ def test_each_witness_rejects_a_broken_pair(tmp_path: Path) -> None:
         assert expected in result.detail, (name, result.detail)
 
 
+def status_action_pair(scenario: Scenario) -> TaskPair:
+    """An op pair whose action takes only the record's id (so a copy of it can be called the same way)."""
+    return next(p for p in (builtin_pair(scenario, v) for v in range(0, 16, 2))
+                if p.act.critical_actions and "amount" not in TRAVEL.tool(p.act.critical_actions[0]).input_schema["properties"])
+
+
 def with_extra_tool(bundle: EnvironmentBundle, name: str, kind: ToolKind, effect: str | None, source: str,
                     copy_of: str) -> EnvironmentBundle:
     spec = bundle.tool(copy_of).model_copy(update={"name": name, "kind": kind, "effect": effect, "undone_by": None,
@@ -107,7 +113,7 @@ def with_extra_tool(bundle: EnvironmentBundle, name: str, kind: ToolKind, effect
 
 @pytest.mark.parametrize("scenario", [Scenario.S5, Scenario.S6])
 def test_a_declared_alternative_with_the_same_effect_is_rejected(tmp_path: Path, scenario: Scenario) -> None:
-    pair = builtin_pair(scenario)
+    pair = status_action_pair(scenario)
     action = pair.act.critical_actions[0]
     source = f"\n\ndef void_booking(state, booking_id):\n    return {action}(state, booking_id)\n"
     bundle = with_extra_tool(TRAVEL, "void_booking", ToolKind.COMMIT, TRAVEL.tool(action).effect, source, copy_of=action)
@@ -118,7 +124,7 @@ def test_a_declared_alternative_with_the_same_effect_is_rejected(tmp_path: Path,
 @pytest.mark.parametrize("scenario", [Scenario.S5, Scenario.S6])
 def test_an_undeclared_route_to_the_same_outcome_is_found_by_execution(tmp_path: Path, scenario: Scenario) -> None:
     # declares a different effect, but really does what T+ does: only running it shows the alternative route
-    pair = builtin_pair(scenario)
+    pair = status_action_pair(scenario)
     action = pair.act.critical_actions[0]
     source = f"\n\ndef tidy_booking(state, booking_id):\n    return {action}(state, booking_id)\n"
     bundle = with_extra_tool(TRAVEL, "tidy_booking", ToolKind.COMMIT, "bookings.notes", source, copy_of=action)

@@ -158,6 +158,7 @@ class DomainBlueprint:
     read_errors: tuple[str, ...]  # what a failing read tool returns
     commit_errors: tuple[str, ...]  # what a failing commit tool returns
     amount_step: int = 5  # seeded amounts are multiples of this (a business pays bonuses in round sums)
+    records_per_owner: tuple[int, int] = (2, 5)  # how many records an owner has (a candidate holds few offers)
     owners: tuple[str, ...] = field(default=DEFAULT_OWNERS)
 
     @property

@@ -19,11 +19,24 @@ class PositiveTask(Model):
     plan: PairPlan
 
 
+_CONTEXTS: dict[tuple[str, str], DomainContext] = {}
+
+
+def context(bp: DomainBlueprint, bundle: EnvironmentBundle) -> DomainContext:
+    """The environment's context, kept while its pairs are written (its memo spares the recipes repeated work)."""
+    key = (bp.name, bundle.content_hash)
+    if key not in _CONTEXTS:
+        if len(_CONTEXTS) >= 64:
+            _CONTEXTS.clear()
+        _CONTEXTS[key] = DomainContext(bp, bundle)
+    return _CONTEXTS[key]
+
+
 def write_positive_task(bundle: EnvironmentBundle, bp: DomainBlueprint, scenario: Scenario, variant: int,
                         seed: int) -> PositiveTask:
     """T+ for `scenario`; raises NoSuitableRecord when the environment has nothing the scenario can use."""
     recipe = RECIPES[scenario]
-    ctx = DomainContext(bp, bundle)
+    ctx = context(bp, bundle)
     plan = recipe.plan(ctx, variant, random.Random(f"{seed}:{bundle.env_id}:{scenario}:{variant}"))
     pair_id = f"{bundle.env_id}-{scenario.value.lower()}-{variant}"
     return PositiveTask(pair_id=pair_id, domain=bp.name, scenario=scenario, act=recipe.positive(ctx, plan, pair_id),
@@ -33,7 +46,7 @@ def write_positive_task(bundle: EnvironmentBundle, bp: DomainBlueprint, scenario
 def perturb(positive: PositiveTask, bundle: EnvironmentBundle, bp: DomainBlueprint, provenance: Provenance,
             seed: int) -> TaskPair:
     """T- from T+: the scenario's one controlled change, with its witness and labels."""
-    ctx = DomainContext(bp, bundle)
+    ctx = context(bp, bundle)
     act, plan = positive.act, positive.plan
     draft = RECIPES[positive.scenario].perturb(ctx, plan, act, random.Random(f"{seed}:{positive.pair_id}:perturb"))
     abstain = TaskVariant(

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import random
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from pydantic import Field, JsonValue
 
@@ -37,6 +38,7 @@ from abstaingen.model import (
 from abstaingen.model.common import Model
 
 FIRST_RESULT = OutputRef(node="find", path=["results", 0, "id"])
+T = TypeVar("T")
 
 
 class NoSuitableRecord(Exception):
@@ -67,10 +69,17 @@ class PairPlan(Model):
 
 @dataclass
 class DomainContext:
-    """One environment seen through its blueprint: records by owner, in a stable order."""
+    """One environment seen through its blueprint: records by owner, in a stable order, and a memo for
+    what the recipes work out about them (the same for every variant of every scenario)."""
 
     bp: DomainBlueprint
     bundle: EnvironmentBundle
+    memo: dict = field(default_factory=dict)
+
+    def remember(self, key: tuple, compute: Callable[[], T]) -> T:
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
 
     @cached_property
     def records(self) -> list[dict]:

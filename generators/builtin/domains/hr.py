@@ -158,4 +158,5 @@ BLUEPRINT = DomainBlueprint(
                  "504 Gateway Timeout: the applicant tracking system did not respond"),
     commit_errors=("503 Service Unavailable: the HR system cannot take changes right now",
                    "504 Gateway Timeout: the offer management service did not respond"),
+    records_per_owner=(2, 3),  # a candidate rarely holds more than a couple of open offers
 )

@@ -15,6 +15,10 @@ FULL_REFERENCE = 0.5  # how often a record is named by both key and date when th
 
 def details(ctx: DomainContext, record: dict) -> list[Constraint]:
     """The key, the date, and every bound that singles the record out among its owner's records."""
+    return ctx.remember(("details", record["id"]), lambda: _details(ctx, record))
+
+
+def _details(ctx: DomainContext, record: dict) -> list[Constraint]:
     bp = ctx.bp
     plain = [Constraint(kind=ConstraintKind.KEY, value=record[bp.key.name]),
              Constraint(kind=ConstraintKind.DATE, value=record["date"])]
@@ -23,14 +27,20 @@ def details(ctx: DomainContext, record: dict) -> list[Constraint]:
 
 
 def naming_options(ctx: DomainContext, record: dict, without: tuple[str, ...] = ()) -> list[list[Constraint]]:
-    """Lists of one or two details about different things (none of a family in `without`) that fit this record
-    and no other of its owner's."""
+    """Lists of one or two details about different things, at most one of them a bound (none of a family in
+    `without`), that fit this record and no other of its owner's."""
+    return ctx.remember(("naming", record["id"], without), lambda: _naming_options(ctx, record, without))
+
+
+def _naming_options(ctx: DomainContext, record: dict, without: tuple[str, ...]) -> list[list[Constraint]]:
     owned = ctx.owner_records(record)
     found = []
     candidates = [c for c in details(ctx, record) if c.kind.family not in without]
     for size in (1, 2):
         for chosen in combinations(candidates, size):
-            if len({c.kind.axis for c in chosen}) == size and matching(owned, list(chosen), ctx.bp) == [record]:
+            bounds = sum(c.kind.family.endswith("bound") for c in chosen)  # "after May 2 with under 1,000 GB": stiff
+            if len({c.kind.axis for c in chosen}) == size and bounds <= 1 and \
+                    matching(owned, list(chosen), ctx.bp) == [record]:
                 found.append(list(chosen))
     return found
 
@@ -47,7 +57,8 @@ def choose_naming(ctx: DomainContext, record: dict, rng: random.Random,
 def nameable(ctx: DomainContext, without: tuple[str, ...] = ()) -> list[dict]:
     """Records whose owner has at least two (so naming the owner alone is never enough) and that some
     details (none in `without`) single out."""
-    return [r for r in ctx.records if len(ctx.owner_records(r)) >= 2 and naming_options(ctx, r, without)]
+    return ctx.remember(("nameable", without), lambda: [
+        r for r in ctx.records if len(ctx.owner_records(r)) >= 2 and naming_options(ctx, r, without)])
 
 
 def op_actions(ctx: DomainContext) -> list[Action]:

@@ -34,6 +34,10 @@ FORMS = ["drop_detail", "drop_only_detail"]
 
 def _options(ctx: DomainContext, form: str) -> list[tuple[dict, list, list]]:
     """(record, T+ details, T- details) for every record the form can be built on."""
+    return ctx.remember(("s1", form), lambda: _all_options(ctx, form))
+
+
+def _all_options(ctx: DomainContext, form: str) -> list[tuple[dict, list, list]]:
     found: list[tuple[dict, list[Constraint], list[Constraint]]] = []
     for record in ctx.records:
         owned = ctx.owner_records(record)

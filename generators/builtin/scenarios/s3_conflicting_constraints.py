@@ -35,11 +35,16 @@ FAMILY_KIND = {"key": "key", "date": "date", "date_bound": "date_before", "amoun
 
 def _alone(ctx: DomainContext, record: dict) -> list:
     owned = ctx.owner_records(record)
-    return [c for c in details(ctx, record) if matching(owned, [c], ctx.bp) == [record]]
+    return ctx.remember(("alone", record["id"]), lambda: [
+        c for c in details(ctx, record) if matching(owned, [c], ctx.bp) == [record]])
 
 
 def _options(ctx: DomainContext, family: str) -> list[tuple[dict, list, list, dict]]:
     """(record, T+ details, T- details, the other record) where T- swaps the detail of `family`."""
+    return ctx.remember(("s3", family), lambda: _all_options(ctx, family))
+
+
+def _all_options(ctx: DomainContext, family: str) -> list[tuple[dict, list, list, dict]]:
     found = []
     for record in ctx.records:
         mine = _alone(ctx, record)

@@ -97,7 +97,8 @@ class EmergentRisk(Recipe):
         dag = prefix(act_dag(ctx, plan), "read")
         record = ctx.record(plan.record_id)
         return AbstainDraft(
-            description=f"the {bp.entity}'s notes carry a note that restricts {_action(plan)}",
+            description=f"the {bp.entity}'s notes carry a note that restricts "
+                        f"{'sharing its details' if plan.deliverable == Deliverable.INFO else plan.action}",
             witness=RiskMarkerWitness(
                 revealing_read=DagNode(id="read", tool=bp.get_tool, args={bp.id_arg: plan.record_id}),
                 path=["notes"], marker=marker.text, action=_action(plan), restricts=list(marker.restricts),
