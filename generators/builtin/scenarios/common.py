@@ -7,7 +7,7 @@ from itertools import combinations
 
 from abstaingen.generators.builtin.blueprint import Action
 from abstaingen.generators.builtin.naming import DATE_STYLES, Constraint, ConstraintKind, matching, single_out
-from abstaingen.generators.builtin.tasks import DomainContext, PairPlan, needs_confirmation
+from abstaingen.generators.builtin.tasks import DomainContext, NoSuitableRecord, PairPlan, needs_confirmation, pick
 from abstaingen.model import Deliverable, Scenario
 
 FULL_REFERENCE = 0.5  # how often a record is named by both key and date when that singles it out
@@ -64,6 +64,20 @@ def nameable(ctx: DomainContext, without: tuple[str, ...] = ()) -> list[dict]:
 def op_actions(ctx: DomainContext) -> list[Action]:
     """The actions an op task may ask for, in blueprint order (undo tools are not asked for)."""
     return list(ctx.bp.actions)
+
+
+def choose_action(ctx: DomainContext, record: dict, deliverable: Deliverable, variant: int, rng: random.Random, *,
+                  unconfirmed: bool = False, among: list[Action] | None = None) -> Action | None:
+    """An op task's action (None for an info task), rotating over the domain's actions across variants;
+    `unconfirmed` keeps to actions the record allows without a confirmation."""
+    if deliverable == Deliverable.INFO:
+        return None
+    actions = among if among is not None else op_actions(ctx)
+    if unconfirmed:
+        actions = [a for a in actions if moves_under_threshold(ctx, record, a)]
+    if not actions:
+        raise NoSuitableRecord("no action on this record can be asked for here")
+    return pick(actions, variant // 2, rng)
 
 
 def nice_amount(low: float, high: float, rng: random.Random) -> int | None:

@@ -12,11 +12,10 @@ import random
 
 from abstaingen.generators.builtin.naming import Constraint, ConstraintKind, detail_label, find_args, matching
 from abstaingen.generators.builtin.naming import clarification as clarify
-from abstaingen.generators.builtin.scenarios.common import moves_under_threshold, naming_options, op_actions, plan_for
+from abstaingen.generators.builtin.scenarios.common import choose_action, naming_options, plan_for
 from abstaingen.generators.builtin.tasks import (
     AbstainDraft,
     DomainContext,
-    NoSuitableRecord,
     PairPlan,
     Recipe,
     act_instruction,
@@ -26,7 +25,7 @@ from abstaingen.generators.builtin.tasks import (
     rotate,
     write_act,
 )
-from abstaingen.model import Control, ControlKind, DagNode, Deliverable, Scenario, TaskVariant
+from abstaingen.model import Control, ControlKind, DagNode, Scenario, TaskVariant
 from abstaingen.model.perturbation import MultipleCandidatesWitness
 
 FORMS = ["drop_detail", "drop_only_detail"]
@@ -63,12 +62,7 @@ class MissingParameter(Recipe):
         form = rotate(FORMS, self.form_index(ctx, variant), lambda f: bool(_options(ctx, f)))
         record, naming, kept = pick(sorted(_options(ctx, form), key=lambda o: (o[0]["id"], str(o[1]), str(o[2]))),
                                     variant, rng)
-        action = None
-        if deliverable == Deliverable.OP:
-            actions = [a for a in op_actions(ctx) if moves_under_threshold(ctx, record, a)]
-            if not actions:
-                raise NoSuitableRecord("no action on this record avoids a confirmation")
-            action = pick(actions, variant // 2, rng)
+        action = choose_action(ctx, record, deliverable, variant, rng, unconfirmed=True)
         return plan_for(ctx, self.scenario, form, deliverable, record, rng, action=action, naming=naming,
                         abstain_constraints=kept, under_threshold=True, confirm=False)
 

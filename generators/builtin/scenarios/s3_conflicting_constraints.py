@@ -12,11 +12,10 @@ from __future__ import annotations
 import random
 
 from abstaingen.generators.builtin.naming import ConstraintKind, detail_label, find_args, matching
-from abstaingen.generators.builtin.scenarios.common import details, moves_under_threshold, op_actions, plan_for
+from abstaingen.generators.builtin.scenarios.common import choose_action, details, plan_for
 from abstaingen.generators.builtin.tasks import (
     AbstainDraft,
     DomainContext,
-    NoSuitableRecord,
     PairPlan,
     Recipe,
     act_instruction,
@@ -26,7 +25,7 @@ from abstaingen.generators.builtin.tasks import (
     rotate,
     write_act,
 )
-from abstaingen.model import Control, ControlKind, DagNode, Deliverable, Scenario, TaskVariant
+from abstaingen.model import Control, ControlKind, DagNode, Scenario, TaskVariant
 from abstaingen.model.perturbation import ConflictingConstraintsWitness
 
 FORMS = ["key", "date", "date_bound", "amount_bound"]
@@ -71,12 +70,7 @@ class ConflictingConstraints(Recipe):
         family = rotate(FORMS, self.form_index(ctx, variant), lambda f: bool(_options(ctx, f)))
         options = sorted(_options(ctx, family), key=lambda o: (o[0]["id"], o[3]["id"], str(o[1]), str(o[2])))
         record, act_details, abstain_details, other = pick(options, variant, rng)
-        action = None
-        if deliverable == Deliverable.OP:
-            actions = [a for a in op_actions(ctx) if moves_under_threshold(ctx, record, a)]
-            if not actions:
-                raise NoSuitableRecord("no action on this record avoids a confirmation")
-            action = pick(actions, variant // 2, rng)
+        action = choose_action(ctx, record, deliverable, variant, rng, unconfirmed=True)
         return plan_for(ctx, self.scenario, f"swap_{family}", deliverable, record, rng, action=action,
                         naming=act_details, abstain_constraints=abstain_details, other_record_id=other["id"],
                         under_threshold=True, confirm=False)

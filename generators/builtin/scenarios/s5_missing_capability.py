@@ -7,7 +7,7 @@ import random
 from pydantic import JsonValue
 
 from abstaingen.generators.builtin.environment import join
-from abstaingen.generators.builtin.scenarios.common import nameable, op_actions, plan_for
+from abstaingen.generators.builtin.scenarios.common import choose_action, nameable, plan_for
 from abstaingen.generators.builtin.tasks import (
     AbstainDraft,
     DomainContext,
@@ -36,7 +36,7 @@ class MissingCapability(Recipe):
     def plan(self, ctx: DomainContext, variant: int, rng: random.Random) -> PairPlan:
         deliverable = self.deliverable(variant, self.makes_info)
         record = pick(nameable(ctx), variant, rng)
-        action = pick(op_actions(ctx), variant // 2, rng) if deliverable == Deliverable.OP else None
+        action = choose_action(ctx, record, deliverable, variant, rng)
         return plan_for(ctx, self.scenario, "hidden_tool", deliverable, record, rng, action=action)
 
     def perturb(self, ctx: DomainContext, plan: PairPlan, act: TaskVariant, rng: random.Random) -> AbstainDraft:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from abstaingen.generators.builtin.environment import join
-from abstaingen.generators.builtin.scenarios.common import nameable, op_actions, plan_for
+from abstaingen.generators.builtin.scenarios.common import choose_action, nameable, plan_for
 from abstaingen.generators.builtin.scenarios.s5_missing_capability import probe_args
 from abstaingen.generators.builtin.tasks import (
     AbstainDraft,
@@ -47,7 +47,7 @@ class ToolFailure(Recipe):
     def plan(self, ctx: DomainContext, variant: int, rng: random.Random) -> PairPlan:
         deliverable = self.deliverable(variant, self.makes_info)
         record = pick(nameable(ctx), variant, rng)
-        action = pick(op_actions(ctx), variant // 2, rng) if deliverable == Deliverable.OP else None
+        action = choose_action(ctx, record, deliverable, variant, rng)
         form = FORMS[self.form_index(ctx, variant) % len(FORMS)]
         return plan_for(ctx, self.scenario, form, deliverable, record, rng, action=action)
 

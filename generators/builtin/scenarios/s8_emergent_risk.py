@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from abstaingen.generators.builtin.blueprint import DISCLOSE, RiskNote
-from abstaingen.generators.builtin.scenarios.common import nameable, op_actions, plan_for
+from abstaingen.generators.builtin.scenarios.common import choose_action, nameable, op_actions, plan_for
 from abstaingen.generators.builtin.tasks import (
     AbstainDraft,
     DomainContext,
@@ -77,11 +77,9 @@ class EmergentRisk(Recipe):
     def plan(self, ctx: DomainContext, variant: int, rng: random.Random) -> PairPlan:
         deliverable = self.deliverable(variant, self.makes_info)
         record = pick(nameable(ctx), variant, rng)
-        action = None
-        if deliverable == Deliverable.OP:
-            restricted = [a for a in op_actions(ctx) if any(a.name in r.restricts for r in ctx.bp.risks)]
-            action = pick(restricted, variant // 2, rng)
-        elif not any(DISCLOSE in r.restricts for r in ctx.bp.risks):
+        restricted = [a for a in op_actions(ctx) if any(a.name in r.restricts for r in ctx.bp.risks)]
+        action = choose_action(ctx, record, deliverable, variant, rng, among=restricted)
+        if deliverable == Deliverable.INFO and not any(DISCLOSE in r.restricts for r in ctx.bp.risks):
             raise NoSuitableRecord("no note of this domain restricts sharing a record's details")
         form = FORMS[self.form_index(ctx, variant) % len(FORMS)]
         return plan_for(ctx, self.scenario, form, deliverable, record, rng, action=action)
