@@ -88,7 +88,3 @@ class ExecutionDag(Model):
         position = {n.id: i for i, n in enumerate(self.nodes)}
         ids = nx.lexicographical_topological_sort(self.graph, key=position.__getitem__)
         return [self.node(i) for i in ids]
-
-    def step_of(self, node_id: str) -> int:
-        """0-based position of a node in execution order."""
-        return [n.id for n in self.order()].index(node_id)

@@ -149,7 +149,8 @@ class TaskVariant(Model):
 
 
 def apply_state_patch(state: dict[str, JsonValue], patch: list[PatchOp]) -> dict[str, JsonValue]:
-    """The state after a task overlay's patch, as the runtime applies it (a new dict; `state` is untouched)."""
+    """The state after a task overlay's patch, as the runtime applies it (sandboxes/runtime_server.py keeps its own
+    copy, since it imports nothing from abstaingen); a new dict, `state` is untouched."""
     patched = json.loads(json.dumps(state))
     for op in patch:
         records = patched.setdefault(op.collection, [])

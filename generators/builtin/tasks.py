@@ -22,6 +22,7 @@ from abstaingen.generators.builtin.blueprint import DomainBlueprint
 from abstaingen.generators.builtin.environment import system_prompt
 from abstaingen.generators.builtin.naming import Constraint, find_args, record_name
 from abstaingen.model import (
+    SCENARIOS,
     Confirmation,
     Control,
     DagNode,
@@ -380,8 +381,6 @@ def write_act(ctx: DomainContext, plan: PairPlan, pair_id: str, *, about_amount:
 
 
 def perturbation(plan: PairPlan, draft: AbstainDraft) -> Perturbation:
-    from abstaingen.model import SCENARIOS
-
     info = SCENARIOS[plan.scenario]
     return Perturbation(scenario=plan.scenario, phase=info.phase, dimension=info.dimension,
                         description=draft.description, witness=draft.witness)  # type: ignore[arg-type]
