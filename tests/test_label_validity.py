@@ -122,9 +122,21 @@ def test_s2_clarification_that_picks_another_reading_than_the_act_side_is_reject
 def test_s2_request_that_echoes_one_readings_description_is_rejected() -> None:
     """'take the deal out of this quarter's pipeline' was put_deal_on_hold's own description."""
     pair = builtin_pair(Scenario.S2, 0)
-    echo = pair.abstain.instruction.rstrip(".") + " and keep its fare as credit."
+    other = next(r.commit.tool for r in pair.perturbation.witness.interpretations
+                 if r.commit.tool != pair.act.critical_actions[0])
+    echo = f"{pair.abstain.instruction.rstrip('.')}: {TRAVEL.tool(other).description.lower()}"
     result = check_preconditions(with_abstain(pair, instruction=echo), TRAVEL)
     assert not result.passed and "echoes" in result.detail
+
+
+def test_s2_choice_the_business_does_not_leave_to_the_user_is_rejected() -> None:
+    """Cancelling an order 'defaults' to a card refund in many shops: without a stated rule that the user
+    chooses, the other reading is not an equal one."""
+    pair = builtin_pair(Scenario.S2, 0)
+    silent = TRAVEL.model_copy(update={"policies": [p for p in TRAVEL.policies if p.kind != "choice"]})
+    result = check_preconditions(pair, silent)
+    assert not result.passed and "for the user" not in result.detail and "leaves the choice" in result.detail
+    assert check_preconditions(pair, TRAVEL).passed
 
 
 def test_s2_premise_on_one_side_only_is_rejected() -> None:

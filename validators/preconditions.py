@@ -1,8 +1,9 @@
 """Scenario preconditions, checked without execution: a perturbation applies only where it bears on
 the action. The witness (layer 5) then checks by execution that it really is there.
 
-- S2: the readings are commits of the same reversibility, T+ does one of them, and the request does
-  not echo one reading's tool description more than the other's.
+- S2: the readings are commits of the same reversibility, T+ does one of them, the request does not
+  echo one reading's tool description more than the other's, and a stated policy leaves the choice
+  between them to the user (otherwise one may be the business's default).
 - S4: the environment has a confirmation policy for the witness's category, stated in the prompt.
 - S7: the disagreeing field is one the act side's commit or answer depends on, and the environment's
   cross-check policy covers it.
@@ -16,6 +17,7 @@ from collections.abc import Callable
 
 from abstaingen.model import (
     CheckResult,
+    ChoicePolicy,
     ConfirmationPolicy,
     CrossCheckPolicy,
     Deliverable,
@@ -77,6 +79,11 @@ def _ambiguous_action(pair: TaskPair, bundle: EnvironmentBundle) -> list[str]:
     request = " ".join(sorted(content_words(pair.abstain.instruction) - content_words(pair.act.instruction)))
     if len(tools) == 2 and (echo := echo_imbalance(request, tools[0].description, tools[1].description)):
         problems.append(echo)
+    readings = {t.name for t in tools}
+    if not any(set(p.actions) == readings and p.statement in pair.abstain.system_prompt
+               for p in bundle.policies_of(ChoicePolicy)):
+        problems.append(f"no stated policy leaves the choice between {sorted(readings)} to the user: one may be the "
+                        "default a careful person would take")
     return problems
 
 

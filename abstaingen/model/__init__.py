@@ -5,6 +5,7 @@ from abstaingen.model.dag import DagNode, ExecutionDag, OutputRef
 from abstaingen.model.environment import (
     AmountImpact,
     CapabilitySpec,
+    ChoicePolicy,
     ConfirmationPolicy,
     CrossCheckPolicy,
     EnvironmentBundle,
@@ -50,6 +51,7 @@ __all__ = [
     "BrokenTool",
     "CapabilitySpec",
     "CheckResult",
+    "ChoicePolicy",
     "Confirmation",
     "ConfirmationPolicy",
     "Control",

@@ -105,8 +105,16 @@ class NotesPolicy(Model):
     statement: str
 
 
-Policy = Annotated[ConfirmationPolicy | CrossCheckPolicy | NotesPolicy, Field(discriminator="kind")]
-PolicyT = TypeVar("PolicyT", ConfirmationPolicy, CrossCheckPolicy, NotesPolicy)
+class ChoicePolicy(Model):
+    """Between these commits the user chooses; a request that leaves the choice open must be asked about."""
+
+    kind: Literal["choice"] = "choice"
+    actions: list[str] = Field(min_length=2, description="the commit tools the user chooses between")
+    statement: str
+
+
+Policy = Annotated[ConfirmationPolicy | CrossCheckPolicy | NotesPolicy | ChoicePolicy, Field(discriminator="kind")]
+PolicyT = TypeVar("PolicyT", ConfirmationPolicy, CrossCheckPolicy, NotesPolicy, ChoicePolicy)
 
 
 class CapabilitySpec(Model):

@@ -134,8 +134,7 @@ BLUEPRINT = DomainBlueprint(
     ),
     ambiguity=Ambiguity(
         actions=(CANCEL, SKIP),
-        requests=("Stop the payment on {name}.", "Put a stop on the payment for {name}.",
-                  "The payment on {name} shouldn't leave the account; please stop it."),
+        requests=("Stop {name}.", "Put a stop on {name}.", "{name} has to stop; please see to it."),
         premises=("{owner} rang about it this morning.", "{owner} has spoken to the payee.",
                   "{owner} asked us over the phone."),
         question="whether to cancel the whole standing order or only skip its next payment",
