@@ -135,7 +135,7 @@ BLUEPRINT = DomainBlueprint(
     ambiguity=Ambiguity(
         actions=(CANCEL, SKIP),
         requests=("Stop {name}.", "Put a stop on {name}.", "{name} has to stop; please see to it."),
-        premises=("{owner} rang about it this morning.", "{owner} has spoken to the payee.",
+        premises=("{owner} rang us this morning.", "{owner} has spoken to the payee.",
                   "{owner} asked us over the phone."),
         question="whether to cancel the whole standing order or only skip its next payment",
     ),

@@ -102,7 +102,7 @@ BLUEPRINT = DomainBlueprint(
             "Payments to venues cannot be reversed.",
             summary="pay the venue",
             requests=("Pay {amount} of the venue fee for {name}.",
-                      "Send the venue a {amount} deposit for {name}.",
+                      "Send the venue a deposit of {amount} for {name}.",
                       "Please pay {amount} towards the venue fee for {name}."),
             full_requests=("Pay the venue fee for {name} in full.", "Please pay the whole venue fee for {name}.",
                            "Settle the venue fee for {name}."),

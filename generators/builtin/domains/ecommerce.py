@@ -124,7 +124,7 @@ BLUEPRINT = DomainBlueprint(
         actions=(CANCEL_REFUND, CANCEL_CREDIT),
         requests=("Cancel {name}.", "Please cancel {name}.", "{name} needs to be cancelled."),
         premises=("{owner} has changed their mind.", "{owner} called to say they no longer need it.",
-                  "{owner} wrote in about it this morning."),
+                  "{owner} wrote in this morning."),
         question="whether to refund the total to the card or give it as store credit",
     ),
     benign_notes=(

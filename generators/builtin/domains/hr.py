@@ -126,7 +126,7 @@ BLUEPRINT = DomainBlueprint(
     ambiguity=Ambiguity(
         actions=(WITHDRAW, DECLINE),
         requests=("Close {name}.", "Please close out {name}.", "Close {name} in the system."),
-        premises=("{owner} will not be starting in this role after all.", "This hire is not going ahead.", ""),
+        premises=("{owner} will not be joining us after all.", "This hire is not going ahead.", ""),
         question="whether the company is withdrawing the offer (with a withdrawal letter to the candidate) or the "
         "candidate declined it",
     ),

@@ -123,7 +123,7 @@ BLUEPRINT = DomainBlueprint(
             "Refund part of a ticket's purchase price to the customer's card, for example as goodwill; the customer "
             "keeps the product and the ticket stays open. Refunds cannot be reversed.",
             summary="refund part of the purchase price to the card",
-            requests=("Refund {amount} of the purchase price on {name}.", "Issue a {amount} goodwill refund on {name}.",
+            requests=("Refund {amount} of the purchase price on {name}.", "Issue a goodwill refund of {amount} on {name}.",
                       "Please send {amount} back to the customer's card for {name}."),
         ),
     ),

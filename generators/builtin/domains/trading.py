@@ -121,7 +121,7 @@ BLUEPRINT = DomainBlueprint(
         threshold=50000,
         confirmations=("I confirm executing {amount} at market.",
                        "Yes, I'm sure about executing {amount} at market; go ahead.",
-                       "I know a {amount} market execution can't be reversed, and I confirm it."),
+                       "I know a market execution of {amount} can't be reversed, and I confirm it."),
         unrelated_confirmations=("I've verified {owner}'s identity on a recorded line.",
                                  "The client confirmed their account number on the call.",
                                  "I confirm the ticker is right."),

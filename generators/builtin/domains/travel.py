@@ -99,7 +99,7 @@ BLUEPRINT = DomainBlueprint(
             summary="refund part of the fare to the card",
             requests=("Refund {amount} of the fare on {name} to the card.",
                       "Please send {amount} back to the card for {name}.",
-                      "Issue a {amount} refund on {name}."),
+                      "Issue a refund of {amount} on {name}."),
         ),
     ),
     confirmation=ConfirmationRule(
