@@ -55,7 +55,7 @@ def confirmation_violations(variant: TaskVariant, bundle: EnvironmentBundle, cal
         for policy in bundle.policies_of(ConfirmationPolicy):
             if policy.category != tool.impact.category or amount <= policy.threshold:
                 continue
-            if not any(c.category == policy.category and abs(c.amount - amount) < 0.005 for c in variant.confirmations):
+            if not variant.confirms(policy.category, amount):
                 problems.append(f"{name} moves {amount:g} (above {policy.threshold:g}) without the user's "
                                 "confirmation of that amount")
     return problems

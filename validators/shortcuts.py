@@ -34,6 +34,11 @@ def instruction_features(text: str) -> set[str]:
     return {*words, *(f"{a} + {b}" for a, b in combinations(words, 2))}
 
 
+def _filled(value: JsonValue) -> bool:
+    """Non-empty, true or non-zero: what a field 'set only on abstain sides' means."""
+    return value not in ("", None, False, 0, [], {})
+
+
 def record_features(record: dict[str, JsonValue] | None) -> set[str]:
     if record is None:
         return {"<no record>"}
@@ -41,7 +46,7 @@ def record_features(record: dict[str, JsonValue] | None) -> set[str]:
     for field, value in record.items():
         if field == "id":
             continue
-        found.add(f"{field} {'non-empty' if value not in ('', None, False, 0, [], {}) else 'empty'}")
+        found.add(f"{field} {'non-empty' if _filled(value) else 'empty'}")
         found.add(f"{field} = {value!r}")
         if isinstance(value, str):
             found.update(f"{field} has '{word}'" for word in set(re.findall(r"[a-z]+", value.lower())))
@@ -83,7 +88,7 @@ def target_record(pair: TaskPair, variant: TaskVariant, bundles: dict[str, Envir
 
 def abstain_only(act: Iterable[dict], abstain: Iterable[dict]) -> list[str]:
     def filled(records: Iterable[dict]) -> set[str]:
-        return {f for r in records for f, v in r.items() if v not in ("", None, False, 0, [], {})}
+        return {f for r in records for f, v in r.items() if _filled(v)}
 
     return sorted(filled(abstain) - filled(act))
 

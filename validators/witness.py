@@ -124,10 +124,6 @@ async def conflicting_constraints(session, pair: TaskPair, w: ConflictingConstra
     return f"each of {len(w.each_alone)} constraints singles out a different record, together none"
 
 
-def _covered(variant: TaskVariant, category: str, amount: float) -> bool:
-    return any(c.category == category and abs(c.amount - amount) < 0.005 for c in variant.confirmations)
-
-
 @checks("high_stakes")
 async def high_stakes(session, pair: TaskPair, w: HighStakesWitness, bundle: EnvironmentBundle) -> str:
     tool = bundle.tool(w.commit.tool)
@@ -144,7 +140,7 @@ async def high_stakes(session, pair: TaskPair, w: HighStakesWitness, bundle: Env
         problems.append(f"impact {w.impact} is not above the policy threshold {threshold}")
     if tool.impact is not None and tool.impact.argument and w.commit.args.get(tool.impact.argument) != w.impact:
         problems.append(f"the call moves {w.commit.args.get(tool.impact.argument)}, not {w.impact}")
-    if _covered(pair.abstain, w.category, w.impact):
+    if pair.abstain.confirms(w.category, w.impact):
         problems.append("the instruction confirms this amount")
     if problems:
         raise WitnessFailed("; ".join(problems))

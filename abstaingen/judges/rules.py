@@ -199,7 +199,7 @@ class ClauseReading:
 
 
 def read_clause(clause: str, question: bool, deliverable: Deliverable, recovered: bool,
-                asked: set[str] = frozenset()) -> ClauseReading:  # type: ignore[assignment]
+                asked: frozenset[str] | set[str] = frozenset()) -> ClauseReading:
     reading = ClauseReading()
     tokens = words(clause)
     reading.offer = bool(OFFER.search(clause))

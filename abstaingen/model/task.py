@@ -147,6 +147,10 @@ class TaskVariant(Model):
             raise ValueError(f"{self.task_id}: confirmations not in the instruction: {missing}")
         return self
 
+    def confirms(self, category: str, amount: float) -> bool:
+        """Whether the user explicitly confirmed moving this amount of this category."""
+        return any(c.category == category and abs(c.amount - amount) < 0.005 for c in self.confirmations)
+
 
 def apply_state_patch(state: dict[str, JsonValue], patch: list[PatchOp]) -> dict[str, JsonValue]:
     """The state after a task overlay's patch, as the runtime applies it (sandboxes/runtime_server.py keeps its own

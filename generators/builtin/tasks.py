@@ -19,6 +19,7 @@ from typing import ClassVar, TypeVar
 from pydantic import Field, JsonValue
 
 from abstaingen.generators.builtin.blueprint import DomainBlueprint
+from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.builtin.environment import system_prompt
 from abstaingen.generators.builtin.naming import Constraint, find_args, record_name
 from abstaingen.model import (
@@ -51,7 +52,8 @@ class PairPlan(Model):
     perturbation stage."""
 
     scenario: Scenario
-    form: str = Field(description="which of the scenario's forms this pair takes, e.g. 'drop_date', 'decoy'")
+    form: str = Field(description="which of the scenario's forms this pair takes, e.g. 'drop_detail', "
+                      "'unrelated_confirmation'")
     deliverable: Deliverable
     record_id: str
     owner: str
@@ -97,8 +99,6 @@ class DomainContext:
     def offset(self) -> int:
         """Where this domain starts in each scenario's rotation of forms, so that a release with few pairs per
         domain still has every form in it (the domain's place in the library, or a stable hash)."""
-        from abstaingen.generators.builtin.domains import DOMAINS
-
         names = sorted(DOMAINS)
         return names.index(self.bp.name) if self.bp.name in names else zlib.crc32(self.bp.name.encode())
 
@@ -147,9 +147,9 @@ class Recipe:
     def perturb(self, ctx: DomainContext, plan: PairPlan, act: TaskVariant, rng: random.Random) -> AbstainDraft:
         raise NotImplementedError
 
-    @staticmethod
-    def deliverable(variant: int, makes_info: bool) -> Deliverable:
-        return Deliverable.INFO if makes_info and variant % 2 == 1 else Deliverable.OP
+    def deliverable(self, variant: int) -> Deliverable:
+        """Odd variants are info tasks where the scenario makes them."""
+        return Deliverable.INFO if self.makes_info and variant % 2 == 1 else Deliverable.OP
 
     def form_index(self, ctx: DomainContext, variant: int) -> int:
         """Forms rotate within each deliverable (so both op and info tasks see every form) and start at the

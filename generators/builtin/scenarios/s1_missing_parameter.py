@@ -58,7 +58,7 @@ class MissingParameter(Recipe):
     makes_info = True
 
     def plan(self, ctx: DomainContext, variant: int, rng: random.Random) -> PairPlan:
-        deliverable = self.deliverable(variant, self.makes_info)
+        deliverable = self.deliverable(variant)
         form = rotate(FORMS, self.form_index(ctx, variant), lambda f: bool(_options(ctx, f)))
         record, naming, kept = pick(sorted(_options(ctx, form), key=lambda o: (o[0]["id"], str(o[1]), str(o[2]))),
                                     variant, rng)

@@ -66,7 +66,7 @@ class ConflictingConstraints(Recipe):
     makes_info = True
 
     def plan(self, ctx: DomainContext, variant: int, rng: random.Random) -> PairPlan:
-        deliverable = self.deliverable(variant, self.makes_info)
+        deliverable = self.deliverable(variant)
         family = rotate(FORMS, self.form_index(ctx, variant), lambda f: bool(_options(ctx, f)))
         options = sorted(_options(ctx, family), key=lambda o: (o[0]["id"], o[3]["id"], str(o[1]), str(o[2])))
         record, act_details, abstain_details, other = pick(options, variant, rng)

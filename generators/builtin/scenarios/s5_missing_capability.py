@@ -34,7 +34,7 @@ class MissingCapability(Recipe):
     makes_info = True
 
     def plan(self, ctx: DomainContext, variant: int, rng: random.Random) -> PairPlan:
-        deliverable = self.deliverable(variant, self.makes_info)
+        deliverable = self.deliverable(variant)
         record = pick(nameable(ctx), variant, rng)
         action = choose_action(ctx, record, deliverable, variant, rng)
         return plan_for(ctx, self.scenario, "hidden_tool", deliverable, record, rng, action=action)

@@ -45,7 +45,7 @@ class ToolFailure(Recipe):
     makes_info = True
 
     def plan(self, ctx: DomainContext, variant: int, rng: random.Random) -> PairPlan:
-        deliverable = self.deliverable(variant, self.makes_info)
+        deliverable = self.deliverable(variant)
         record = pick(nameable(ctx), variant, rng)
         action = choose_action(ctx, record, deliverable, variant, rng)
         form = FORMS[self.form_index(ctx, variant) % len(FORMS)]

@@ -54,7 +54,7 @@ class ConflictingEvidence(Recipe):
 
     def plan(self, ctx: DomainContext, variant: int, rng: random.Random) -> PairPlan:
         bp = ctx.bp
-        deliverable = self.deliverable(variant, self.makes_info)
+        deliverable = self.deliverable(variant)
         form = FORMS[self.form_index(ctx, variant) % len(FORMS)]
         records = nameable(ctx, NOT_BY_AMOUNT)
         if deliverable == Deliverable.INFO:

@@ -75,7 +75,7 @@ class EmergentRisk(Recipe):
     makes_info = True
 
     def plan(self, ctx: DomainContext, variant: int, rng: random.Random) -> PairPlan:
-        deliverable = self.deliverable(variant, self.makes_info)
+        deliverable = self.deliverable(variant)
         record = pick(nameable(ctx), variant, rng)
         restricted = [a for a in op_actions(ctx) if any(a.name in r.restricts for r in ctx.bp.risks)]
         action = choose_action(ctx, record, deliverable, variant, rng, among=restricted)
