@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 import secrets
 import shutil
 import subprocess
@@ -18,13 +20,15 @@ from abstaingen.errors import AbstaingenError
 from abstaingen.model.common import Model
 
 RUNTIME_SERVER = Path(__file__).with_name("runtime_server.py")
+CONFINE = Path(__file__).with_name("confine.py")
 Streams = TransportStreams  # what an MCP client session reads from and writes to
 
 
 class SandboxLimits(Model):
     call_timeout_s: float = Field(default=10.0, gt=0, description="a tool call that takes longer kills the sandbox")
     episode_timeout_s: float = Field(default=120.0, gt=0, description="so does an episode that takes longer")
-    memory_mb: int = Field(default=1024, ge=256)
+    memory_mb: int = Field(default=1024, ge=256, description="memory of the whole sandbox, every process in it")
+    max_procs: int = Field(default=64, ge=8, description="processes and threads in the sandbox at once")
 
 
 class SandboxBackend(Protocol):
@@ -43,13 +47,20 @@ class SandboxBackend(Protocol):
         ...
 
 
-def _runtime_args(bundle_dir: Path, limits: SandboxLimits, record_dir: str | None = None) -> list[str]:
+def _runtime_args(runtime: str, bundle_dir: str, limits: SandboxLimits, record_dir: str | None = None) -> list[str]:
     record = ["--record", record_dir] if record_dir else []
-    return ["-I", str(RUNTIME_SERVER), str(bundle_dir), "--memory-mb", str(limits.memory_mb), *record]
+    return ["-I", runtime, bundle_dir, "--memory-mb", str(limits.memory_mb), *record]
+
+
+def _confined(limits: SandboxLimits, command: list[str]) -> list[str]:
+    """`command` under the launcher that caps the whole process tree and kills what is left of it."""
+    return ["-I", str(CONFINE), "--memory-mb", str(limits.memory_mb), "--max-procs", str(limits.max_procs),
+            "--", *command]
 
 
 class LocalBackend:
-    """A plain subprocess of the host's Python: resource limits only, for trusted (builtin) bundles."""
+    """A plain subprocess of the host's Python, for trusted (builtin) bundles: no isolation, but the
+    launcher caps the tree's processes and memory, and kills every process it left when it ends."""
 
     name = "local"
     isolated = False
@@ -64,39 +75,82 @@ class LocalBackend:
     def server_parameters(self, bundle_dir: Path, env: dict[str, str],
                           record_dir: Path | None = None) -> StdioServerParameters:
         record = str(record_dir.resolve()) if record_dir else None
+        runtime = [sys.executable, *_runtime_args(str(RUNTIME_SERVER), str(bundle_dir.resolve()), self.limits, record)]
         return StdioServerParameters(command=sys.executable, env=env, cwd=str(bundle_dir.resolve()),
-                                     args=_runtime_args(bundle_dir.resolve(), self.limits, record))
+                                     args=_confined(self.limits, runtime))
 
 
 class BwrapBackend(LocalBackend):
-    """bubblewrap: the host's file system read-only, a private /tmp, no network, own PID namespace."""
+    """bubblewrap, safe to start as root: a user namespace where the code runs as nobody with every
+    capability dropped, no network, IPC, PID or UTS sharing, a new session, and a view of the file
+    system that holds only what the runtime needs, read-only: the system folders under /usr, the
+    Python installation, the runtime file and the bundle. No /etc, /home, /root, /var or /run, so
+    no host socket (Docker's included) is reachable. /tmp is a small private tmpfs."""
 
     name = "bwrap"
     isolated = True
 
     @staticmethod
+    @functools.cache
     def available() -> bool:
+        """bwrap is installed and the sandbox it makes holds: the probe must find itself without
+        capabilities, not root, and without the host's /etc, /var, /run or /home in view."""
         if shutil.which("bwrap") is None:
             return False
-        probe = subprocess.run(["bwrap", *BwrapBackend.isolation(), "true"], capture_output=True, timeout=10)
-        return probe.returncode == 0
+        probe = ("import os,sys; caps=open('/proc/self/status').read().split('CapEff:')[1].split()[0]; "
+                 "sys.exit(int(caps,16) != 0 or os.getuid() == 0 or any(os.path.exists(p) for p in "
+                 "('/etc','/var','/run','/home')))")
+        try:
+            result = subprocess.run(["bwrap", *BwrapBackend.isolation(), sys.executable, "-I", "-c", probe],
+                                    capture_output=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return result.returncode == 0
 
     @staticmethod
     def isolation() -> list[str]:
-        """The host read-only, a private empty /tmp as scratch, no network, IPC or PID sharing."""
-        # Python and the runtime may themselves live under /tmp (a clone there, say): bind them back.
-        needed = {sys.prefix, sys.base_prefix, str(RUNTIME_SERVER.parent), *(p for p in sys.path if p)}
-        rebinds = [arg for path in sorted(needed) if path.startswith("/tmp/") and Path(path).exists()
-                   for arg in ("--ro-bind", path, path)]
-        return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *rebinds,
-                "--chdir", "/tmp", "--unshare-all", "--die-with-parent", "--new-session"]
+        namespaces = ["--unshare-all", "--unshare-user", "--disable-userns", "--uid", "65534", "--gid", "65534",
+                      "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--hostname", "sandbox"]
+        system = []
+        for folder in SYSTEM_FOLDERS:
+            path = Path(folder)
+            if path.is_symlink():
+                system += ["--symlink", os.readlink(path), folder]
+            elif path.is_dir():
+                system += ["--ro-bind", folder, folder]
+        scratch = ["--dev", "/dev", "--proc", "/proc", "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp",
+                   "--chdir", "/tmp"]
+        # After /tmp: a Python installed under /tmp (a clone there, say) is bound back on top of it.
+        python = [arg for root in _python_roots() for arg in ("--ro-bind", root, root)]
+        return [*namespaces, *system, *scratch, *python]
 
     def server_parameters(self, bundle_dir: Path, env: dict[str, str],
                           record_dir: Path | None = None) -> StdioServerParameters:
-        record = ["--bind", str(record_dir.resolve()), "/tmp/record"] if record_dir else []
-        return StdioServerParameters(command="bwrap", env=env, args=[
-            *self.isolation(), "--ro-bind", str(bundle_dir.resolve()), "/tmp/bundle", *record, sys.executable,
-            *_runtime_args(Path("/tmp/bundle"), self.limits, "/tmp/record" if record_dir else None)])
+        record = ["--bind", str(record_dir.resolve()), "/record"] if record_dir else []
+        view = ["--ro-bind", str(RUNTIME_SERVER), RUNTIME_IN_VIEW, "--ro-bind", str(bundle_dir.resolve()), "/bundle",
+                *record]
+        runtime = [sys.executable, *_runtime_args(RUNTIME_IN_VIEW, "/bundle", self.limits,
+                                                  "/record" if record_dir else None)]
+        return StdioServerParameters(command=sys.executable, env=env,
+                                     args=_confined(self.limits, ["bwrap", *self.isolation(), *view, *runtime]))
+
+
+SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SCRATCH_BYTES = 16 * 2**20
+RUNTIME_IN_VIEW = "/opt/abstaingen/runtime_server.py"
+
+
+def _python_roots() -> list[str]:
+    """The folders the runtime's interpreter and its packages (mcp, jsonschema, anyio) live in,
+    outside /usr, without one that another contains."""
+    import anyio
+    import jsonschema
+    import mcp
+
+    folders = {sys.prefix, sys.base_prefix,
+               *(str(Path(m.__file__ or "").resolve().parent.parent) for m in (mcp, jsonschema, anyio))}
+    folders = {f for f in folders if f != "/usr" and not f.startswith("/usr/")}
+    return sorted(f for f in folders if not any(f != o and f.startswith(o.rstrip("/") + "/") for o in folders))
 
 
 class DockerBackend:
