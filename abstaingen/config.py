@@ -15,27 +15,38 @@ Config file shape; every section and key is optional:
     judge = "llm"                   # optional per-stage override (see STAGES)
     [sandbox]
     backend = "auto"                # auto | docker | bwrap | local (auto: the first usable, in that order)
-    concurrency = 4                 # environments validated at once
-    call_timeout_s = 10             # a tool call that takes longer fails its pair
-    memory_mb = 1024
+    concurrency = 4                 # environments validated at once, 1 to 256
+    call_timeout_s = 10             # a tool call that takes longer fails its pair; seconds, > 0 and <= 3600
+    memory_mb = 1024                # 256 to 65536
     allow_unsandboxed = false       # LLM-written code may run in a plain subprocess only if true
 
+The sandbox keys guard what untrusted code may do, so they are strict: allow_unsandboxed must be a
+TOML boolean (not "yes" or 1), and the limits must be finite numbers within the ranges above (TOML's
+inf and nan are refused).
+
+Seeds file shape: one JSON object per line, {"instruction": "...", "domain": "travel"} (domain optional);
+blank lines and lines starting with '#' are skipped. An instruction holds at most 16 KiB (16384
+characters) and a line at most 128 KiB (131072 bytes, room for escapes); the config file at most 1 MiB.
+Longer input is refused with the line it is on, so a runaway file cannot fill memory or an error line.
+
 Every problem a user can put in these files becomes an AbstaingenError with one line naming the
-file and the offending key (config) or line (seeds).
+file and the offending key (config) or line (seeds). Values quoted in errors are cut to 60 characters.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import tomllib
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StrictInt, StrictStr, ValidationError, field_validator
+from pydantic import BaseModel, Field, StrictBool, StrictInt, StrictStr, ValidationError, field_validator
 
-from abstaingen.errors import AbstaingenError, read_user_text
+from abstaingen.errors import AbstaingenError, read_user_text, shown
 from abstaingen.model.common import Model, content_hash
 
 __all__ = [
@@ -57,6 +68,14 @@ BackendName = Literal["builtin", "llm"]
 
 _DATASET_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
 
+MAX_INSTRUCTION_CHARS = 16 * 1024
+MAX_SEED_LINE_BYTES = 128 * 1024
+MAX_CONFIG_BYTES = 1024 * 1024
+MAX_CALL_TIMEOUT_S = 3600.0
+MAX_CONCURRENCY = 256
+MAX_MEMORY_MB = 64 * 1024
+_MAX_PROBLEMS_SHOWN = 5  # one error line lists this many problems, then counts the rest
+
 
 def known_domains() -> tuple[str, ...]:
     # Imported late: the generators package is heavier than the config and must not load for --help.
@@ -68,7 +87,7 @@ def known_domains() -> tuple[str, ...]:
 def _check_domain(domain: str) -> str:
     known = known_domains()
     if domain not in known:
-        raise ValueError(f"unknown domain {domain!r} (known: {', '.join(known)})")
+        raise ValueError(f"unknown domain {shown(domain)} (known: {', '.join(known)})")
     return domain
 
 
@@ -82,7 +101,7 @@ class DatasetConfig(Model):
     def _valid_name(cls, name: str) -> str:
         if not _DATASET_NAME.match(name):
             raise ValueError(
-                f"invalid dataset name {name!r}: use lowercase letters, digits, '.', '_' and '-', "
+                f"invalid dataset name {shown(name)}: use lowercase letters, digits, '.', '_' and '-', "
                 "starting with a letter or digit (at most 100 characters)"
             )
         return name
@@ -100,7 +119,7 @@ class GenerationConfig(Model):
             raise ValueError("at least one domain is needed")
         for domain in domains:
             _check_domain(domain)
-        repeated = sorted({d for d in domains if domains.count(d) > 1})
+        repeated = sorted(d for d, n in Counter(domains).items() if n > 1)
         if repeated:
             raise ValueError(f"domain {repeated[0]!r} is listed more than once")
         return domains
@@ -117,10 +136,12 @@ class BackendsConfig(Model):
 
 class SandboxConfig(Model):
     backend: Literal["auto", "docker", "bwrap", "local"] = "auto"  # auto: the first usable of docker, bwrap, local
-    concurrency: StrictInt = Field(default=4, ge=1, description="environments validated at once")
-    call_timeout_s: float = Field(default=10.0, gt=0)
-    memory_mb: StrictInt = Field(default=1024, ge=256)
-    allow_unsandboxed: bool = Field(default=False, description="let LLM-written code run in a plain subprocess")
+    concurrency: StrictInt = Field(default=4, ge=1, le=MAX_CONCURRENCY, description="environments validated at once")
+    # strict: a TOML int is taken, a boolean or a string is not; inf and nan are no timeout at all
+    call_timeout_s: float = Field(default=10.0, gt=0, le=MAX_CALL_TIMEOUT_S, allow_inf_nan=False, strict=True)
+    memory_mb: StrictInt = Field(default=1024, ge=256, le=MAX_MEMORY_MB)
+    # only a real boolean: "yes", "false" or 1 must not switch the sandbox off
+    allow_unsandboxed: StrictBool = Field(default=False, description="let LLM-written code run in a plain subprocess")
 
 
 class GenerateConfig(Model):
@@ -148,7 +169,7 @@ class GenerateConfig(Model):
 
 
 class SeedInstruction(Model):
-    instruction: Annotated[StrictStr, Field(min_length=1)]
+    instruction: Annotated[StrictStr, Field(min_length=1, max_length=MAX_INSTRUCTION_CHARS)]
     domain: StrictStr | None = None
 
     @field_validator("instruction")
@@ -215,32 +236,63 @@ _OPTION_FOR_KEY = {"dataset.output_dir": "--output", "generation.domains": "--do
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    text = read_user_text(path, "config file", max_bytes=MAX_CONFIG_BYTES)
     try:
-        return tomllib.loads(read_user_text(path, "config file"))
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise AbstaingenError(_describe_toml_error(path, exc)) from None
+    except RecursionError:
+        raise AbstaingenError(f"{path}: malformed TOML: arrays or tables nested too deeply") from None
 
 
 def _describe_toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> str:
     message = str(exc)
     position = re.search(r"\s*\(at line (\d+), column (\d+)\)$", message)
     if position:
-        reason = message[: position.start()]
+        reason = _cut(message[: position.start()])
         return f"{path}:{position[1]}:{position[2]}: malformed TOML: {reason}"
-    return f"{path}: malformed TOML: {message}"
+    return f"{path}: malformed TOML: {_cut(message)}"
 
 
 def load_seeds(path: Path) -> list[SeedInstruction]:
     """Read JSONL seeds: one object per line; blank lines and lines starting with '#' are skipped."""
-    text = read_user_text(path, "seeds file")
     seeds = [
         _parse_seed_line(path, number, line)
-        for number, line in enumerate(text.splitlines(), start=1)
+        for number, line in _seed_lines(path)
         if line.strip() and not line.lstrip().startswith("#")
     ]
     if not seeds:
         raise AbstaingenError(f"{path}: no seed instructions (the file has no JSON lines)")
     return seeds
+
+
+def _seed_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(number, text) of each line, read a line at a time so that an overlong line is refused before
+    the rest of it is read. Lines end at '\\n' only: JSON strings may hold U+2028 and friends."""
+    try:
+        stream = path.open("rb")
+    except FileNotFoundError:
+        raise AbstaingenError(f"{path}: seeds file not found") from None
+    except OSError as exc:
+        raise AbstaingenError(f"{path}: cannot read seeds file: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a NUL byte in a seeds_file path from the config
+        raise AbstaingenError(f"{shown(str(path))}: cannot read seeds file: {exc}") from None
+    with stream:
+        for number in itertools.count(1):
+            try:
+                data = stream.readline(MAX_SEED_LINE_BYTES + 2)  # + 2: room for a "\r\n" ending
+            except OSError as exc:  # a directory, say
+                raise AbstaingenError(f"{path}: cannot read seeds file: {exc.strerror or exc}") from None
+            if not data:
+                return
+            if len(data.rstrip(b"\r\n")) > MAX_SEED_LINE_BYTES:
+                raise AbstaingenError(f"{path}:{number}: line is longer than {MAX_SEED_LINE_BYTES} bytes "
+                                      f"(an instruction holds at most {MAX_INSTRUCTION_CHARS} characters)")
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise AbstaingenError(f"{path}:{number}: not UTF-8 text (byte {exc.start} of the line)") from None
+            yield number, text.rstrip("\r\n")
 
 
 def _parse_seed_line(path: Path, number: int, line: str) -> SeedInstruction:
@@ -249,6 +301,8 @@ def _parse_seed_line(path: Path, number: int, line: str) -> SeedInstruction:
         value = json.loads(line)
     except json.JSONDecodeError as exc:
         raise AbstaingenError(f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise AbstaingenError(f"{where}: JSON nested too deeply (a seed is one flat object)") from None
     if not isinstance(value, dict):
         raise AbstaingenError(f"{where}: expected a JSON object like {{\"instruction\": \"...\"}}, got {_json_kind(value)}")
     try:
@@ -266,20 +320,28 @@ def _json_kind(value: object) -> str:
 
 
 def _describe(error: ValidationError, root: type[BaseModel], renames: dict[str, str] | None = None) -> str:
-    """'key: problem' for every error, joined on one line."""
+    """'key: problem' for the first few errors, joined on one line, then how many more there are."""
     parts = []
-    for item in error.errors():
+    items = error.errors()
+    for item in items[:_MAX_PROBLEMS_SHOWN]:
         key = _dotted(item["loc"])
-        shown = (renames or {}).get(key, key)
-        parts.append(f"{shown}: {_problem(item, root)}" if shown else _problem(item, root))
+        name = (renames or {}).get(key, key)
+        parts.append(f"{name}: {_problem(item, root)}" if name else _problem(item, root))
+    if len(items) > _MAX_PROBLEMS_SHOWN:
+        parts.append(f"and {len(items) - _MAX_PROBLEMS_SHOWN} more problems")
     return "; ".join(parts)
 
 
 def _dotted(loc: tuple[int | str, ...]) -> str:
     text = ""
     for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        name = _cut(str(part))  # an unknown key is the user's text
+        text += f"[{part}]" if isinstance(part, int) else (f".{name}" if text else name)
     return text
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _problem(item: Any, root: type[BaseModel]) -> str:
@@ -310,5 +372,4 @@ def _known_keys(root: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
 def _shown(value: object) -> str:
     if isinstance(value, (dict, list, tuple)):
         return _json_kind(list(value)) if not isinstance(value, dict) else "a table"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shown(value)

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from abstaingen.config import (
+    MAX_INSTRUCTION_CHARS,
     STAGES,
     GenerateConfig,
     SeedInstruction,
@@ -276,3 +279,135 @@ def test_seeds_unknown_domain_names_the_line(tmp_path: Path) -> None:
 
 def test_seeds_unknown_key(tmp_path: Path) -> None:
     assert "seeds.jsonl:1: prompt: unknown key" in seeds_error(tmp_path, '{"instruction": "ok", "prompt": "x"}\n')
+
+
+# --- strict sandbox keys: they decide what untrusted code may do --------------------------------
+
+
+@pytest.mark.parametrize("value", ['"yes"', '"true"', "1", "0", '"false"'])
+def test_allow_unsandboxed_takes_only_a_toml_boolean(tmp_path: Path, value: str) -> None:
+    message = config_error(tmp_path, f"[sandbox]\nallow_unsandboxed = {value}\n")
+    assert "sandbox.allow_unsandboxed: input should be a valid boolean" in message
+
+
+def test_allow_unsandboxed_true_is_still_accepted(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path / "config.toml", "[sandbox]\nallow_unsandboxed = true\n"))
+    assert config.sandbox.allow_unsandboxed is True
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ("inf", "finite number"), ("+inf", "finite number"), ("nan", "finite number"), ("-inf", "finite number"),
+    ("1e12", "less than or equal to 3600"), ("3600.5", "less than or equal to 3600"), ("0", "greater than 0"),
+    ("-1.0", "greater than 0"), ("true", "valid number"), ('"10"', "valid number"),
+])
+def test_call_timeout_must_be_a_finite_sane_number(tmp_path: Path, value: str, problem: str) -> None:
+    message = config_error(tmp_path, f"[sandbox]\ncall_timeout_s = {value}\n")
+    assert "sandbox.call_timeout_s:" in message and problem in message
+
+
+def test_call_timeout_takes_integers_and_floats(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path / "a.toml", "[sandbox]\ncall_timeout_s = 3600\n")).sandbox.call_timeout_s == 3600
+    assert load_config(write(tmp_path / "b.toml", "[sandbox]\ncall_timeout_s = 0.5\n")).sandbox.call_timeout_s == 0.5
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("concurrency", "257"), ("concurrency", "1e3"), ("concurrency", "inf"), ("concurrency", "true"),
+    ("memory_mb", "65537"), ("memory_mb", "100000000000000000000"), ("memory_mb", "nan"), ("memory_mb", "1024.0"),
+])
+def test_other_sandbox_limits_are_bounded_integers(tmp_path: Path, key: str, value: str) -> None:
+    assert f"sandbox.{key}:" in config_error(tmp_path, f"[sandbox]\n{key} = {value}\n")
+
+
+# --- user text quoted in errors is cut short ----------------------------------------------------
+
+
+def test_a_long_unknown_domain_is_cut_in_the_error(tmp_path: Path) -> None:
+    message = config_error(tmp_path, f'[generation]\ndomains = ["{"m" * 100_000}"]\n')
+    assert "unknown domain 'mmm" in message and "..." in message
+    assert len(message) < 400
+
+
+def test_a_long_dataset_name_is_cut_in_the_error(tmp_path: Path) -> None:
+    message = config_error(tmp_path, f'[dataset]\nname = "{"N" * 100_000}"\n')
+    assert "invalid dataset name 'NNN" in message
+    assert len(message) < 400
+
+
+def test_a_long_unknown_key_is_cut_in_the_error(tmp_path: Path) -> None:
+    message = config_error(tmp_path, f'[dataset]\n{"k" * 100_000} = 1\n')
+    assert "unknown key" in message
+    assert len(message) < 400
+
+
+def test_many_problems_are_counted_not_all_listed(tmp_path: Path) -> None:
+    keys = "".join(f"k{n} = 1\n" for n in range(1000))
+    message = config_error(tmp_path, f"[dataset]\n{keys}")
+    assert "and 995 more problems" in message
+    assert len(message) < 1500
+
+
+def test_many_repeated_domains_are_refused_quickly(tmp_path: Path) -> None:
+    listed = ",".join([f'"{DOMAIN_NAMES[0]}"'] * 50_000)  # counting each one in the list took minutes
+    started = time.monotonic()
+    assert "more than once" in config_error(tmp_path, f"[generation]\ndomains = [{listed}]\n")
+    assert time.monotonic() - started < 5
+
+
+def test_deeply_nested_toml(tmp_path: Path) -> None:
+    message = config_error(tmp_path, "a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    assert "malformed TOML: arrays or tables nested too deeply" in message
+
+
+def test_an_oversized_config_is_refused_without_reading_it_all(tmp_path: Path) -> None:
+    message = config_error(tmp_path, "# " + "x" * (2 * 1024 * 1024) + "\n")
+    assert "larger than 1048576 bytes" in message
+
+
+def test_a_seeds_file_path_with_a_nul_byte(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path / "config.toml", '[generation]\nseeds_file = "a\\u0000b"\n'))
+    assert config.generation.seeds_file is not None
+    with pytest.raises(AbstaingenError, match="cannot read seeds file: embedded null byte"):
+        load_seeds(config.generation.seeds_file)
+
+
+# --- seeds: size and depth limits ---------------------------------------------------------------
+
+
+def test_seed_nested_too_deeply_names_the_line(tmp_path: Path) -> None:
+    message = seeds_error(tmp_path, '{"instruction": "ok"}\n' + "[" * 100_000 + "\n")
+    assert message.endswith("seeds.jsonl:2: JSON nested too deeply (a seed is one flat object)")
+
+
+def test_seed_instruction_longer_than_the_limit(tmp_path: Path) -> None:
+    message = seeds_error(tmp_path, json.dumps({"instruction": "x" * (MAX_INSTRUCTION_CHARS + 1)}) + "\n")
+    assert f"seeds.jsonl:1: instruction: string should have at most {MAX_INSTRUCTION_CHARS} characters" in message
+    assert len(message) < 400
+
+
+def test_seed_instruction_at_the_limit_is_taken(tmp_path: Path) -> None:
+    path = write(tmp_path / "seeds.jsonl", json.dumps({"instruction": "é" * MAX_INSTRUCTION_CHARS}) + "\r\n")
+    assert len(load_seeds(path)[0].instruction) == MAX_INSTRUCTION_CHARS
+
+
+def test_seed_line_of_five_megabytes_is_refused_with_its_line(tmp_path: Path) -> None:
+    message = seeds_error(tmp_path, '{"instruction": "ok"}\n' + json.dumps({"instruction": "x" * 5_000_000}) + "\n")
+    assert "seeds.jsonl:2: line is longer than 131072 bytes" in message
+    assert len(message) < 400
+
+
+def test_seed_with_a_long_unknown_domain_or_key(tmp_path: Path) -> None:
+    assert len(seeds_error(tmp_path, json.dumps({"instruction": "ok", "domain": "d" * 100_000}) + "\n")) < 400
+    assert len(seeds_error(tmp_path, json.dumps({"instruction": "ok", "k" * 100_000: 1}) + "\n")) < 400
+
+
+def test_seed_lines_split_only_at_newlines(tmp_path: Path) -> None:
+    # U+2028 is legal inside a JSON string; str.splitlines() used to cut the line there
+    path = write(tmp_path / "seeds.jsonl", '{"instruction": "Rebook\u2028my flight"}\n')
+    assert load_seeds(path) == [SeedInstruction(instruction="Rebook\u2028my flight")]
+
+
+def test_seed_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "seeds.jsonl"
+    path.write_bytes(b'{"instruction": "ok"}\n{"instruction": "\xff"}\n')
+    with pytest.raises(AbstaingenError, match=r"seeds\.jsonl:2: not UTF-8 text"):
+        load_seeds(path)

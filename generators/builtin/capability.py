@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from abstaingen.errors import AbstaingenError
+from abstaingen.errors import AbstaingenError, shown
 from abstaingen.generators.builtin.blueprint import DomainBlueprint
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import CapabilitySpec
@@ -18,7 +18,7 @@ def match_domain(instruction: str, domain: str | None) -> DomainBlueprint:
     """The named domain, or the blueprint whose own description shares most words with the instruction."""
     if domain is not None:
         if domain not in DOMAINS:
-            raise AbstaingenError(f"unknown domain {domain!r} (known: {', '.join(DOMAINS)})")
+            raise AbstaingenError(f"unknown domain {shown(domain)} (known: {', '.join(DOMAINS)})")
         return DOMAINS[domain]
     words = _words(instruction)
     scored = sorted(
@@ -28,7 +28,7 @@ def match_domain(instruction: str, domain: str | None) -> DomainBlueprint:
     )
     best_score, best = scored[0]
     if best_score == 0:
-        raise AbstaingenError(f"no builtin domain matches the seed instruction {instruction!r}; name one with 'domain'")
+        raise AbstaingenError(f"no builtin domain matches the seed instruction {shown(instruction)}; name one with 'domain'")
     return DOMAINS[best]
 
 
