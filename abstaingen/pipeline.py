@@ -20,7 +20,7 @@ from abstaingen.validators.baselines import BASELINES
 from abstaingen.validators.dedup import remove_near_duplicates
 from abstaingen.validators.leakage import leakage_report
 from abstaingen.validators.shortcuts import shortcut_report
-from abstaingen.validators.validate import LAYERS, StageCount, ValidatedBatch
+from abstaingen.validators.validate import ENV_INFRASTRUCTURE, INFRASTRUCTURE, LAYERS, StageCount, ValidatedBatch
 
 STAGES = ("environment", "task", "dedup", *LAYERS)
 RUNTIME_SCENARIOS = {"S6", "S7", "S8"}
@@ -89,10 +89,27 @@ class Assembly(Model):
     leakage: list[LeakageScore]
     shortcuts: list[ShortcutScore]
     refusal: str | None
+    warnings: list[str] = []
 
 
-def assemble(kept: list[TaskPair], bundles: list[EnvironmentBundle]) -> Assembly:
-    """The release-level gates: baseline metrics, the leakage report and the shortcut gate."""
+def infrastructure_losses(kept: list[TaskPair], rejected: list[TaskPair]) -> tuple[list[str], list[str]]:
+    """(domains and scenarios that lost every pair to sandbox failures, a warning per kind of loss).
+
+    A sandbox that failed on every attempt says nothing about the data, so a release missing a
+    domain or scenario for that reason is not the release the config asked for."""
+    lost = [p for p in rejected if any(c.name in (INFRASTRUCTURE, ENV_INFRASTRUCTURE) for c in p.validation.failures())]
+    if not lost:
+        return [], []
+    gone = [f"{kind} {value}" for kind, key in (("domain", "domain"), ("scenario", "scenario"))
+            for value in sorted({str(getattr(p, key)) for p in lost} - {str(getattr(p, key)) for p in kept})]
+    warning = f"{len(lost)} pairs were rejected because their sandbox failed on every attempt"
+    return gone, [warning + (f"; lost entirely: {', '.join(gone)}" if gone else "")]
+
+
+def assemble(kept: list[TaskPair], bundles: list[EnvironmentBundle], rejected: list[TaskPair] | None = None,
+             allow_infrastructure_loss: bool = False) -> Assembly:
+    """The release-level gates: baseline metrics, the leakage report, the shortcut gate, and
+    nothing lost to sandbox failures (unless allowed, and then said in the warnings)."""
     baselines = [aggregate(agent, [s for p in kept for s in p.validation.baseline_scores if s.agent == agent])
                  for agent in BASELINES]
     leakage = leakage_report(kept)
@@ -102,8 +119,11 @@ def assemble(kept: list[TaskPair], bundles: list[EnvironmentBundle]) -> Assembly
     problems += [f"{score.scenario} instructions leak the label (accuracy {score.accuracy:.0%})"
                  for score in leakage if score.scenario in RUNTIME_SCENARIOS and not score.at_chance]
     problems += [f"{s.scenario} has a one-feature shortcut: {_shortcut(s)}" for s in shortcuts if not s.passed]
+    gone, warnings = infrastructure_losses(kept, rejected or [])
+    if gone and not allow_infrastructure_loss:
+        problems.append(f"sandbox failures lost {', '.join(gone)} (sandbox.allow_infrastructure_loss publishes anyway)")
     return Assembly(pairs=kept, baselines=baselines, leakage=leakage, shortcuts=shortcuts,
-                    refusal="; ".join(problems) or None)
+                    refusal="; ".join(problems) or None, warnings=warnings)
 
 
 def _shortcut(score: ShortcutScore) -> str:
@@ -124,5 +144,6 @@ def merge_funnel(batches: list[StageCount]) -> list[FunnelStage]:
         rejected = Counter(previous.rejected) + Counter(batch.rejected)
         received = previous.received + batch.received
         stages[batch.stage] = FunnelStage(stage=batch.stage, received=received,
-                                          passed=received - sum(rejected.values()), rejected=dict(rejected))
+                                          passed=received - sum(rejected.values()), rejected=dict(rejected),
+                                          retried=previous.retried + batch.retried)
     return [stages[s] for s in STAGES if s in stages]

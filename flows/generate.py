@@ -12,19 +12,24 @@ Prefect's per-task overhead, and each shows in the UI.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
 import subprocess
+import tempfile
 from pathlib import Path
 
-from prefect import flow, get_run_logger, task, unmapped
+from prefect import flow, get_client, get_run_logger, task, unmapped
 from prefect.artifacts import acreate_markdown_artifact, acreate_table_artifact
 from prefect.cache_policies import NONE
 
 import abstaingen
-from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction
+from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction, load_seeds
 from abstaingen.errors import AbstaingenError
 from abstaingen.generators.builtin.capability import default_seeds, extract_capabilities
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.builtin.environment import synthesize_environment
+from abstaingen.interrupts import hold_signals, note_published, stop_on_signals, take_signals
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, TaskPair
 from abstaingen.model.common import Model
 from abstaingen.pipeline import (
@@ -35,7 +40,14 @@ from abstaingen.pipeline import (
     validate_concurrently,
     write_positives,
 )
-from abstaingen.sandboxes.backends import SandboxLimits, get_backend, select_backend
+from abstaingen.sandboxes.backends import (
+    DockerBackend,
+    SandboxLimits,
+    child_processes,
+    get_backend,
+    select_backend,
+    stop_local_sandboxes,
+)
 from abstaingen.store import publish_release
 from abstaingen.validators.shortcuts import LIMIT as SHORTCUT_LIMIT
 from abstaingen.validators.validate import ValidatedBatch, validate_pairs_async
@@ -45,6 +57,23 @@ class GenerationResult(Model):
     release: Release | None  # None when the release was refused
     funnel: list[FunnelStage]
     refusal: str | None = None
+
+
+def sweep_sandboxes(backend: str) -> None:
+    """Containers of this run that are still there (their removal failed, or the run was cut short)."""
+    if backend == "docker":
+        with contextlib.suppress(Exception):  # the engine itself may be what failed
+            DockerBackend().sweep()
+
+
+def stop_children() -> None:
+    """On a signal: stop every sandbox this process started, then its other children (Prefect's
+    temporary server)."""
+    stop_local_sandboxes()
+    sweep_sandboxes("docker")
+    for child in child_processes():
+        with contextlib.suppress(OSError):
+            os.kill(child, signal.SIGTERM)
 
 
 def code_version() -> str:
@@ -97,7 +126,8 @@ async def publish_prefect_artifacts(release: Release, folder: Path) -> None:
     await acreate_table_artifact(
         key="stage-funnel",
         table=[{"stage": f.stage, "received": f.received, "passed": f.passed,
-                "rejected": ", ".join(f"{k}: {v}" for k, v in f.rejected.items()) or "-"} for f in release.funnel],
+                "rejected": ", ".join(f"{k}: {v}" for k, v in f.rejected.items()) or "-", "retried": f.retried}
+               for f in release.funnel],
         description=f"Stage funnel of {release.name} {release.version}",
     )
     await acreate_table_artifact(
@@ -123,8 +153,12 @@ async def publish_prefect_artifacts(release: Release, folder: Path) -> None:
 
 
 @flow(name="generate-release", log_prints=True)
-async def generate_release(config: GenerateConfig, seeds: list[SeedInstruction]) -> GenerationResult:
+async def generate_release(config: GenerateConfig, seeds_file: Path) -> GenerationResult:
+    """`seeds_file` (JSONL) holds the seed instructions: by reference, since Prefect stores a flow's
+    parameters with the run and caps their size."""
+    take_signals()  # Prefect put its own SIGTERM handler in place for the flow
     logger = get_run_logger()
+    seeds = load_seeds(seeds_file)
     seed = config.dataset.seed
     provenance = Provenance(backend={stage: config.backend_for(stage) for stage in
                                      ("capability", "environment", "task", "perturbation")},
@@ -138,7 +172,8 @@ async def generate_release(config: GenerateConfig, seeds: list[SeedInstruction])
     candidates = perturb_stage.map(bundles, positives, unmapped(provenance), unmapped(seed)).result()
     unique = dedup_stage(bundles, candidates)
     batches = await validate_all(bundles, unique.by_environment, config.sandbox, config.sandbox.concurrency)
-    assembly = assemble_stage([p for batch in batches for p in batch.accepted], bundles)
+    assembly = assemble_stage([p for batch in batches for p in batch.accepted], bundles,
+                              [p for batch in batches for p in batch.rejected], config.sandbox.allow_infrastructure_loss)
 
     funnel = merge_funnel([p.funnel for p in positives] + [unique.funnel]
                           + [s for batch in batches for s in batch.stages])
@@ -148,6 +183,8 @@ async def generate_release(config: GenerateConfig, seeds: list[SeedInstruction])
     for metrics in assembly.baselines:
         logger.info("baseline %-14s act %5.1f%%  abstain %5.1f%%  paired %5.1f%%", metrics.agent,
                     100 * metrics.act, 100 * metrics.abstain, 100 * metrics.paired)
+    for warning in assembly.warnings:
+        logger.warning("%s", warning)
     if not assembly.pairs or assembly.refusal:
         refusal = assembly.refusal or "no pair survived validation"
         logger.warning("release refused: %s", refusal)
@@ -159,13 +196,25 @@ async def generate_release(config: GenerateConfig, seeds: list[SeedInstruction])
         config_fingerprint=config.fingerprint(seeds), sandbox=sandbox_used(pairs),
         sandbox_image=next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None),
         counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines, leakage=assembly.leakage,
-        shortcuts=assembly.shortcuts,
+        shortcuts=assembly.shortcuts, warnings=assembly.warnings,
     )
-    release = publish_release(config.dataset.output_dir, manifest, pairs, bundles)
+    await require_live_api()
+    with hold_signals():
+        release = publish_release(config.dataset.output_dir, manifest, pairs, bundles)
+        note_published(f"{release.name} {release.version}")
     folder = config.dataset.output_dir / release.name / release.version
     await publish_prefect_artifacts(release, folder)
     logger.info("published %s %s: %d pairs in %s", release.name, release.version, release.total_pairs, folder)
     return GenerationResult(release=release, funnel=funnel)
+
+
+async def require_live_api() -> None:
+    """A run whose Prefect API died has no record of what it did: it must not publish."""
+    async with get_client() as client:
+        problem = await client.api_healthcheck()
+    if problem is not None:
+        raise AbstaingenError(f"the Prefect API stopped answering before the release was published "
+                              f"({type(problem).__name__}); nothing was published")
 
 
 def run_generate(config: GenerateConfig, seeds: list[SeedInstruction] | None = None) -> Release:
@@ -184,7 +233,14 @@ def run_generate(config: GenerateConfig, seeds: list[SeedInstruction] | None = N
     # the user's to fix and gets one line, not a traceback from inside every validation task.
     chosen = select_backend(config.sandbox.backend).name
     config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": chosen})})
-    result = asyncio.run(generate_release(config, in_scope))
+    with tempfile.TemporaryDirectory(prefix="abstaingen-seeds-") as folder:
+        seeds_file = Path(folder) / "seeds.jsonl"
+        seeds_file.write_text("".join(s.model_dump_json() + "\n" for s in in_scope), encoding="utf-8")
+        try:
+            with stop_on_signals(stop_children):
+                result = asyncio.run(generate_release(config, seeds_file))
+        finally:
+            sweep_sandboxes(chosen)
     if result.release is None:
         rejected = "; ".join(f"{f.stage}: {f.rejected}" for f in result.funnel if f.rejected)
         raise AbstaingenError(f"release refused, nothing was published: {result.refusal} (rejections: {rejected or 'none'})")

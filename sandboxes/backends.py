@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Protocol, TextIO
@@ -21,6 +24,7 @@ from abstaingen.model.common import Model
 
 RUNTIME_SERVER = Path(__file__).with_name("runtime_server.py")
 CONFINE = Path(__file__).with_name("confine.py")
+OWNER_LABEL = "abstaingen.owner"  # the pid of the run that started a container
 Streams = TransportStreams  # what an MCP client session reads from and writes to
 
 
@@ -186,17 +190,34 @@ class DockerBackend:
 
         memory = f"{self.limits.memory_mb}m"
         volumes = {str(bundle_dir.resolve()): {"bind": "/bundle", "mode": "ro"}}
+        user = "65534:65534"
         if record_dir is not None:
-            record_dir.chmod(0o777)  # the server runs as nobody and must write the log here
+            # The server writes the log here. Root hands the folder to nobody; anyone else runs the
+            # container as themselves. Either way the folder stays closed to other users.
+            if os.geteuid() == 0:
+                os.chown(record_dir, 65534, 65534)
+            else:
+                user = f"{os.geteuid()}:{os.getegid()}"
             volumes[str(record_dir.resolve())] = {"bind": "/record", "mode": "rw"}
         return {
-            "image": self.tag, "name": f"abstaingen-{secrets.token_hex(8)}", "labels": {"abstaingen.sandbox": "1"},
+            "image": self.tag, "name": f"abstaingen-{secrets.token_hex(8)}",
+            "labels": {"abstaingen.sandbox": "1", OWNER_LABEL: str(os.getpid())},
             "command": ["python3", "-I", RUNTIME_IN_IMAGE, "/bundle", "--memory-mb", str(self.limits.memory_mb),
                         *(["--record", "/record"] if record_dir is not None else [])],
-            "network_mode": "none", "read_only": True, "tmpfs": {"/tmp": "rw,size=16m"}, "user": "65534:65534",
-            "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"], "mem_limit": memory, "memswap_limit": memory,
-            "pids_limit": 64, "nano_cpus": 10**9, "volumes": volumes, "environment": env,
+            "network_mode": "none", "read_only": True, "tmpfs": {"/tmp": "rw,size=16m"}, "shm_size": 16 * 2**20,
+            "user": user, "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"], "mem_limit": memory,
+            "memswap_limit": memory, "pids_limit": self.limits.max_procs, "nano_cpus": 10**9, "volumes": volumes,
+            "environment": env,
         }
+
+    def sweep(self) -> int:
+        """Remove every container this process started that is still there; how many there were."""
+        from abstaingen.sandboxes.docker_transport import remove_now
+
+        left = self.client.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={os.getpid()}"})
+        for container in left:
+            remove_now(container)
+        return len(left)
 
     def connect(self, bundle_dir: Path, env: dict[str, str], errlog: TextIO) -> AbstractAsyncContextManager[Streams]:
         from abstaingen.sandboxes.docker_transport import container_stdio
@@ -207,7 +228,8 @@ class DockerBackend:
                           record_dir: Path | None = None) -> StdioServerParameters:
         settings = self.container(bundle_dir, env, record_dir)
         flags = ["--name", settings["name"], "--label", "abstaingen.sandbox=1", "--network", "none", "--read-only",
-                 "--tmpfs", "/tmp:" + settings["tmpfs"]["/tmp"], "--user", settings["user"], "--cap-drop", "ALL",
+                 "--tmpfs", "/tmp:" + settings["tmpfs"]["/tmp"], "--shm-size", str(settings["shm_size"]),
+                 "--user", settings["user"], "--cap-drop", "ALL",
                  "--security-opt", "no-new-privileges", "--memory", settings["mem_limit"],
                  "--memory-swap", settings["memswap_limit"], "--pids-limit", str(settings["pids_limit"]),
                  "--cpus", "1"]
@@ -216,6 +238,34 @@ class DockerBackend:
         flags += [arg for name in env for arg in ("-e", name)]  # values come from the environment, not argv
         return StdioServerParameters(command="docker", env=env,
                                      args=["run", "-i", "--rm", *flags, settings["image"], *settings["command"]])
+
+
+def child_processes(marker: str = "") -> list[int]:
+    """This process's children whose command line contains `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            parent = int(stat[stat.rindex(")") + 2:].split()[1])
+            if parent == os.getpid() and marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(int(entry.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def stop_local_sandboxes(wait_s: float = 3.0) -> None:
+    """SIGTERM every local or bwrap sandbox this process started; each launcher kills its whole
+    tree and exits. Waits up to `wait_s` for them to be gone."""
+    launchers = child_processes(str(CONFINE))
+    for pid in launchers:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in launchers):
+        time.sleep(0.05)
 
 
 BACKENDS: dict[str, type[LocalBackend] | type[DockerBackend]] = {

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any, TextIO
@@ -23,7 +25,8 @@ from mcp.shared.message import SessionMessage
 from abstaingen.sandboxes.backends import Streams
 
 STDERR = 2
-
+MAX_STDERR_BYTES = 2**20  # what the grader keeps of a container's stderr; the rest is dropped
+REMOVE_TIMEOUT_S = 30
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
@@ -47,14 +50,18 @@ async def container_stdio(client: docker.DockerClient, create: dict[str, Any], e
         outgoing, outgoing_receive = anyio.create_memory_object_stream[SessionMessage](0)
 
         async def read_frames() -> None:
-            pending = b""
+            pending, stderr_left = b"", MAX_STDERR_BYTES
             async with incoming_send:
                 try:
                     while True:
                         header = await reader.readexactly(8)
                         payload = await reader.readexactly(int.from_bytes(header[4:], "big"))
                         if header[0] == STDERR:
-                            errlog.write(payload.decode("utf-8", errors="replace"))
+                            if stderr_left > 0:
+                                errlog.write(payload[:stderr_left].decode("utf-8", errors="replace"))
+                                if len(payload) >= stderr_left:
+                                    errlog.write("\n[stderr cut here: the container wrote more]\n")
+                            stderr_left -= len(payload)
                             continue
                         *lines, pending = (pending + payload).split(b"\n")
                         for line in lines:
@@ -83,6 +90,31 @@ async def container_stdio(client: docker.DockerClient, create: dict[str, Any], e
             await anyio.to_thread.run_sync(_remove, container)
 
 
-def _remove(container: Any) -> None:
+def remove_now(container: Any) -> None:
     with suppress(docker.errors.NotFound):
         container.remove(force=True)
+
+
+def _remove(container: Any) -> None:
+    """Remove the container; if the engine does not manage in time, keep trying in the background.
+
+    A failed removal must not end the run: the session is over either way, and a leftover container
+    is counted and swept by `sweep_containers` when the run ends."""
+    try:
+        remove_now(container)
+    except Exception as exc:  # noqa: BLE001 - timeouts come from requests, refusals from the engine
+        LEFTOVERS.append(f"{container.name}: {type(exc).__name__}: {exc}"[:300])
+        threading.Thread(target=_remove_later, args=(container,), daemon=True).start()
+
+
+LEFTOVERS: list[str] = []  # containers whose removal failed at first, with why
+
+
+def _remove_later(container: Any) -> None:
+    for delay in (1, 5, 15):
+        time.sleep(delay)
+        try:
+            remove_now(container)
+            return
+        except Exception:  # noqa: BLE001, S112 - tried again after the delay, then left for the sweep
+            continue

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import tempfile
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+from pydantic import Field
 
 from abstaingen.model import CheckResult, EnvironmentBundle, TaskPair, ValidationReport
 from abstaingen.model.common import Model
@@ -35,7 +37,9 @@ from abstaingen.validators.witness import CHECK as WITNESS
 from abstaingen.validators.witness import check_witness
 
 REPLAY_RUNS = 2
-SANDBOX = "sandbox"  # the sandbox itself failed: a call hung, or the server died
+SANDBOX_ATTEMPTS = 2  # a sandbox that dies or hangs is replaced and the work retried once
+INFRASTRUCTURE = "infrastructure"  # a pair's sandbox failed on every attempt
+ENV_INFRASTRUCTURE = "env_infrastructure"  # so did the environment checks' sandbox
 SANDBOX_POLICY = "sandbox_policy"
 
 
@@ -45,6 +49,7 @@ class StageCount(Model):
     stage: str
     received: int
     rejected: dict[str, int] = {}
+    retried: int = Field(default=0, description="work run again in a fresh sandbox after its sandbox failed")
 
 
 class ValidatedBatch(Model):
@@ -59,9 +64,9 @@ def _first_failure(report: ValidationReport, names: set[str]) -> str | None:
 
 # The funnel's validation stages, cheapest first: each names the checks whose failure it counts.
 LAYERS = {
-    "env_checks": {SANDBOX_POLICY, CODE_GATE, *ENVIRONMENT_CHECKS},
+    "env_checks": {SANDBOX_POLICY, CODE_GATE, ENV_INFRASTRUCTURE, *ENVIRONMENT_CHECKS},
     "structural": {*STRUCTURAL_CHECKS, PRECONDITIONS},
-    "replay": {SANDBOX, *REPLAY_CHECKS},
+    "replay": {INFRASTRUCTURE, *REPLAY_CHECKS},
     "policy": {ACT_POLICIES},
     "witness": {WITNESS},
     "gates": set(GATE_CHECKS),
@@ -78,30 +83,51 @@ async def _execute(session: SandboxSession, pair: TaskPair, bundle: EnvironmentB
     return ValidationReport(checks=checks, baseline_scores=scores, replay_trace_hash=runs[0].trace.trace_hash)
 
 
+@dataclass
+class SandboxRun:
+    """What ran in the sandbox: the environment checks, a report per executed pair, and how often
+    each layer's work was retried in a fresh sandbox (layer -> retries)."""
+
+    environment: list[CheckResult] = field(default_factory=list)
+    executed: dict[str, ValidationReport] = field(default_factory=dict)
+    retried: Counter[str] = field(default_factory=Counter)
+
+
 async def _run_in_sandbox(bundle: EnvironmentBundle, bundle_dir: Path, backend: SandboxBackend,
-                          pairs: list[TaskPair], executed: dict[str, ValidationReport]) -> list[CheckResult]:
-    """Environment checks, then every pair, in one sandbox; fills `executed` and returns the
-    environment checks. A sandbox that hangs or dies fails the pair it was running and is replaced
-    by a fresh one for the rest; one that fails the environment checks ends the work."""
+                          pairs: list[TaskPair]) -> SandboxRun:
+    """Environment checks, then every pair, in one sandbox while it lasts.
+
+    A sandbox that dies or stops answering says nothing about the data: it is replaced and the
+    work it was doing (the environment checks, or one pair) runs again. Only work whose sandbox
+    fails on every attempt is rejected, under a reason that says so (a cancelled run is not a sandbox
+    failure and is never retried). Environment checks that fail end the work: every pair would fail."""
     pending = list(pairs)
-    environment: list[CheckResult] = []
+    run = SandboxRun()
+    attempts: Counter[str] = Counter()
     while pending:
         try:
             async with SandboxSession(bundle_dir, backend) as session:
-                if not environment:
-                    environment = await check_environment(session, bundle)
-                    if not all(c.passed for c in environment):
-                        return environment  # every pair would fail; running them proves nothing
+                if not run.environment:
+                    run.environment = await check_environment(session, bundle)
+                    if not all(c.passed for c in run.environment):
+                        return run
                 while pending:
-                    executed[pending[0].pair_id] = await _execute(session, pending[0], bundle)
+                    run.executed[pending[0].pair_id] = await _execute(session, pending[0], bundle)
                     pending.pop(0)
         except SandboxError as exc:
-            if not environment:
-                return [CheckResult(name=ENVIRONMENT_CHECKS[0], passed=False, detail=f"sandbox: {exc}")]
-            failed = pending.pop(0)
-            executed[failed.pair_id] = ValidationReport(checks=[CheckResult(name=SANDBOX, passed=False,
-                                                                            detail=str(exc))])
-    return environment
+            work = pending[0].pair_id if run.environment else ""
+            attempts[work] += 1
+            if attempts[work] < SANDBOX_ATTEMPTS:
+                layer = "replay" if run.environment else "env_checks"
+                run.retried[layer] += 1
+                continue
+            failed = CheckResult(name=INFRASTRUCTURE if run.environment else ENV_INFRASTRUCTURE, passed=False,
+                                 detail=f"the sandbox failed on {SANDBOX_ATTEMPTS} attempts, the last: {exc}")
+            if not run.environment:
+                run.environment = [failed]
+                return run
+            run.executed[pending.pop(0).pair_id] = ValidationReport(checks=[failed])
+    return run
 
 
 def check_sandbox_policy(bundle: EnvironmentBundle, backend: SandboxBackend, allow_unsandboxed: bool) -> CheckResult:
@@ -118,23 +144,25 @@ async def validate_pairs_async(bundle: EnvironmentBundle, pairs: list[TaskPair],
     # both before any sandbox sees the code
     structural = {p.pair_id: [*structural_checks(p, bundle), check_preconditions(p, bundle)] for p in pairs}
     executable = [p for p in pairs if all(c.passed for c in structural[p.pair_id])]
-    executed: dict[str, ValidationReport] = {}
+    run = SandboxRun()
     if all(c.passed for c in environment) and executable:
         with tempfile.TemporaryDirectory(prefix="abstaingen-env-") as tmp:
             bundle_dir = Path(tmp) / bundle.env_id
             write_bundle(bundle, bundle_dir)
-            environment += await _run_in_sandbox(bundle, bundle_dir, backend, executable, executed)
+            run = await _run_in_sandbox(bundle, bundle_dir, backend, executable)
+            environment += run.environment
 
     checked = []
     for pair in pairs:
-        run = executed.get(pair.pair_id, ValidationReport())
-        report = run.model_copy(update={"checks": [*environment, *structural[pair.pair_id], *run.checks],
+        executed = run.executed.get(pair.pair_id, ValidationReport())
+        report = executed.model_copy(update={"checks": [*environment, *structural[pair.pair_id], *executed.checks],
                                         "sandbox": backend.name, "sandbox_image": backend.image})
         checked.append(pair.model_copy(update={"validation": report}))
     stages, remaining = [], checked
     for layer, names in LAYERS.items():
         rejected = Counter(r for p in remaining if (r := _first_failure(p.validation, names)))
-        stages.append(StageCount(stage=layer, received=len(remaining), rejected=dict(rejected)))
+        stages.append(StageCount(stage=layer, received=len(remaining), rejected=dict(rejected),
+                                 retried=run.retried[layer]))
         remaining = [p for p in remaining if _first_failure(p.validation, names) is None]
     accepted = [p for p in checked if p.validation.passed]
     return ValidatedBatch(accepted=accepted, rejected=[p for p in checked if not p.validation.passed], stages=stages)

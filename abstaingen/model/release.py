@@ -13,6 +13,7 @@ class FunnelStage(Model):
     received: int
     passed: int
     rejected: dict[str, int] = Field(default_factory=dict, description="reason -> count")
+    retried: int = Field(default=0, description="work run again in a fresh sandbox after its sandbox died or hung")
 
 
 class ReleaseFile(Model):
@@ -36,5 +37,8 @@ class Release(Model):
     leakage: list[LeakageScore] = Field(default_factory=list)
     shortcuts: list[ShortcutScore] = Field(
         default_factory=list, description="per scenario, the best single-feature separation of act from abstain"
+    )
+    warnings: list[str] = Field(
+        default_factory=list, description="what a user of the data must know, e.g. pairs lost to sandbox failures"
     )
     files: list[ReleaseFile] = Field(default_factory=list)

@@ -1,0 +1,83 @@
+"""SIGINT and SIGTERM during a run: stop within seconds, publish nothing, leave no sandbox behind.
+
+An exception would unwind through Prefect's engine, which reports the crash to its API and, when
+that API is gone (a signal to the process group kills Prefect's temporary server too), retries for
+minutes. So the handler does the cleanup itself and ends the process: it runs the cleanup the run
+registered (stop the sandboxes), prints one line and exits with 128 + the signal's number.
+Publishing holds a signal back until the release is complete (`hold_signals`), so a stopped run
+has published a whole release or nothing, and its last line says which.
+
+Prefect installs its own SIGTERM handler while a flow runs; the flow calls `take_signals()` first
+thing to put this one back.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+_cleanup: list[Callable[[], None]] = []
+_holding: list[bool] = []
+_held: list[int] = []  # signals that arrived while held
+_published: list[str] = []
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    if _holding:
+        _held.append(signum)
+    else:
+        _stop(signum, frame)
+
+
+def _stop(signum: int, _frame: FrameType | None) -> None:
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_IGN)  # a second Ctrl-C must not cut the cleanup short
+    for step in reversed(_cleanup):
+        try:
+            step()
+        except BaseException as exc:  # noqa: BLE001 - the process ends next; say what could not be cleaned
+            print(f"abstaingen: cleanup after the signal failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    outcome = f"after publishing {_published[-1]}" if _published else "nothing was published"
+    print(f"abstaingen: interrupted by {signal.Signals(signum).name}: {outcome}", file=sys.stderr, flush=True)
+    os._exit(128 + signum)
+
+
+def take_signals() -> None:
+    """Make SIGINT and SIGTERM stop the run (again, after a library replaced the handler)."""
+    if _cleanup:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, _on_signal)
+
+
+@contextmanager
+def hold_signals() -> Iterator[None]:
+    """A signal that arrives within the block stops the run when the block is over."""
+    _holding.append(True)
+    try:
+        yield
+    finally:
+        _holding.pop()
+        if _held and not _holding:
+            _stop(_held[0], None)
+
+
+def note_published(what: str) -> None:
+    _published.append(what)
+
+
+@contextmanager
+def stop_on_signals(cleanup: Callable[[], None]) -> Iterator[None]:
+    """Within the block, SIGINT or SIGTERM runs `cleanup` and ends the process."""
+    _cleanup.append(cleanup)
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    take_signals()
+    try:
+        yield
+    finally:
+        _cleanup.remove(cleanup)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
