@@ -89,7 +89,7 @@ class BwrapBackend(LocalBackend):
     capability dropped, no network, IPC, PID or UTS sharing, a new session, and a view of the file
     system that holds only what the runtime needs, read-only: the system folders under /usr, the
     Python installation, the runtime file and the bundle. No /etc, /home, /root, /var or /run, so
-    no host socket (Docker's included) is reachable. /tmp is a small private tmpfs."""
+    no host socket (Docker's included) is reachable. /tmp and /dev/shm are small private tmpfs."""
 
     name = "bwrap"
     isolated = True
@@ -122,8 +122,8 @@ class BwrapBackend(LocalBackend):
                 system += ["--symlink", os.readlink(path), folder]
             elif path.is_dir():
                 system += ["--ro-bind", folder, folder]
-        scratch = ["--dev", "/dev", "--proc", "/proc", "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp",
-                   "--chdir", "/tmp"]
+        scratch = ["--dev", "/dev", "--size", str(SCRATCH_BYTES), "--tmpfs", "/dev/shm", "--proc", "/proc",
+                   "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp", "--chdir", "/tmp"]
         # After /tmp: a Python installed under /tmp (a clone there, say) is bound back on top of it.
         python = [arg for root in _python_roots() for arg in ("--ro-bind", root, root)]
         return [*namespaces, *system, *scratch, *python]

@@ -23,10 +23,14 @@ GATED = {
     "escape through dunders": "def get_ticket(state, booking_id):\n    return str(().__class__.__base__.__subclasses__())\n",
 }
 CONTAINED = {
-    # name: (source, what the report must say)
-    "infinite loop": ("def get_ticket(state, booking_id):\n    while True:\n        pass\n", "did not answer within"),
+    # name: (source, what the report must say); a hung call kills the sandbox, so its check is the
+    # infrastructure one, after the retry in a fresh sandbox hung too
+    "infinite loop": ("def get_ticket(state, booking_id):\n    while True:\n        pass\n",
+                      "env_infrastructure: the sandbox failed on 2 attempts, the last: get_ticket did not answer within"),
     "memory hog": ("def get_ticket(state, booking_id):\n    return len('x' * (8 * 1024 ** 3))\n", "MemoryError"),
     "huge result": ("def get_ticket(state, booking_id):\n    return 'x' * (32 * 1024 ** 2)\n", "returned more than"),
+    "huge state": ("def get_ticket(state, booking_id):\n    state['junk'] = 'x' * (30 * 1024 ** 2)\n",
+                   "grew the state beyond"),
 }
 
 
@@ -51,7 +55,7 @@ def test_the_static_gate_rejects_it_before_any_sandbox(case: str) -> None:
 def test_the_sandbox_contains_it(case: str, backend: str) -> None:
     source, reason = CONTAINED[case]
     found = failures(hostile(source), backend)
-    assert any(f.startswith("env_callable: ") and reason in f for f in found), found
+    assert any(reason in f for f in found), found
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -71,8 +75,11 @@ def test_a_hung_sandbox_fails_one_pair_and_the_next_pairs_still_run(backend: str
     batch = validate_pairs(hostile(source), pairs, get_backend(backend, SandboxLimits(call_timeout_s=3)))
     reasons = {p.pair_id: [f"{c.name}: {c.detail}" for c in p.validation.failures()] for p in batch.rejected}
     assert list(reasons) == [pairs[0].pair_id]
+    assert reasons[pairs[0].pair_id][0].startswith("infrastructure: the sandbox failed on 2 attempts")
     assert "did not answer within 3 s" in reasons[pairs[0].pair_id][0]
     assert len(batch.accepted) == 2
+    [replay] = [s for s in batch.stages if s.stage == "replay"]
+    assert replay.retried == 1 and replay.rejected == {"infrastructure": 1}
 
 
 @pytest.mark.parametrize(("origin", "backend", "allowed", "runs"), [
