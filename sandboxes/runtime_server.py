@@ -22,12 +22,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import io
 import json
 import os
 import resource
 import secrets
+import selectors
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import anyio
 import jsonschema
@@ -235,13 +237,22 @@ def main(argv: list[str] | None = None) -> None:
     token = os.environ.pop("ABSTAINGEN_CONTROL_TOKEN", "") or secrets.token_hex(16)
     server = build_server(env, token, options.record)
 
-    wire_in, wire_out = claim_stdio()
+    try:
+        wire_in, wire_out = claim_stdio()
+    except OSError as exc:  # started with stdin or stdout closed
+        raise SystemExit(f"cannot serve {options.bundle_dir}: stdin and stdout carry the MCP messages, "
+                         f"but one is closed ({exc.strerror})") from None
 
     async def serve() -> None:
-        reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
-        await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), wire_in)
+        lines: WireLines | FileLines
+        if pollable(wire_in):
+            reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
+            await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), wire_in)
+            lines = WireLines(reader)
+        else:  # stdin is /dev/null or a file of requests: the event loop cannot watch those
+            lines = FileLines(wire_in)
         # WireLines and WireWriter do what the SDK's AsyncFile wrappers do, on the event loop
-        async with stdio_server(stdin=WireLines(reader), stdout=WireWriter(wire_out)) as (  # type: ignore[arg-type]
+        async with stdio_server(stdin=lines, stdout=WireWriter(wire_out)) as (  # type: ignore[arg-type]
                 read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -285,6 +296,35 @@ class WireLines:
 
     async def __anext__(self) -> str:
         line = await self.reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+def pollable(wire: BinaryIO) -> bool:
+    """Whether the event loop can wait on this stream (a pipe, socket or terminal can be; /dev/null and
+    regular files cannot: epoll refuses them, and asyncio then neither raises nor ever reads)."""
+    with selectors.DefaultSelector() as selector:
+        try:
+            selector.register(wire.fileno(), selectors.EVENT_READ)
+        except (OSError, ValueError):
+            return False
+    return True
+
+
+class FileLines:
+    """The incoming lines from a stream that is always readable (/dev/null, a file), read in a worker
+    thread; at its end the server stops, as it does when a client closes the pipe."""
+
+    def __init__(self, wire: BinaryIO):
+        # claim_stdio's wire is a raw FileIO; buffering it reads a line without a system call per byte
+        self.wire = io.BufferedReader(cast(io.RawIOBase, wire))
+
+    def __aiter__(self) -> FileLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await anyio.to_thread.run_sync(self.wire.readline, MAX_MESSAGE_BYTES)
         if not line:
             raise StopAsyncIteration
         return line.decode("utf-8", errors="replace")
