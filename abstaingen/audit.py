@@ -22,12 +22,13 @@ import io
 import json
 import math
 import random
+import re
 from collections import defaultdict
 from pathlib import Path
 
 from pydantic import Field
 
-from abstaingen.errors import AbstaingenError
+from abstaingen.errors import AbstaingenError, shown
 from abstaingen.model import EnvironmentBundle, JsonValue, TaskPair, TaskVariant
 from abstaingen.model.common import Model
 from abstaingen.model.task import apply_state_patch
@@ -240,12 +241,12 @@ def score_audit(sheet: Path, pairs: list[TaskPair]) -> AuditScore:
     for line, row in enumerate(rows, start=2):
         pair = known.get((row.get("pair_id") or "").strip())
         if pair is None:
-            raise AbstaingenError(f"{sheet}:{line}: {row.get('pair_id')!r} is not a pair of this release")
+            raise AbstaingenError(f"{sheet}:{line}: {shown(row.get('pair_id'))} is not a pair of this release")
         marks = {}
         for criterion in CRITERIA:
             value = (row.get(criterion) or "").strip().lower()
             if value not in YES | NO:
-                raise AbstaingenError(f"{sheet}:{line}: {criterion} is {value!r}; mark it y or n")
+                raise AbstaingenError(f"{sheet}:{line}: {criterion} is {shown(value)}; mark it y or n")
             marks[criterion] = value in YES
         marked[pair.scenario].append(marks)
         if not all(marks.values()):
@@ -279,7 +280,8 @@ def write_sheet(release_dir: Path, out_dir: Path, n: int, seed: int) -> tuple[Pa
     manifest, pairs = load_release(release_dir)
     sample = sample_for_audit(pairs, n, seed)
     bundles = {env: read_bundle(release_dir / "environments" / env) for env in {p.act.env_id for p in sample}}
-    stem = f"audit-{manifest.name}-{manifest.version}-seed{seed}"
+    # the manifest is the release's text, not ours: keep its name and version from leaving out_dir
+    stem = re.sub(r"[^A-Za-z0-9._-]", "_", f"audit-{manifest.name}-{manifest.version}-seed{seed}")[:200]
     out_dir.mkdir(parents=True, exist_ok=True)
     page, sheet = out_dir / f"{stem}.html", out_dir / f"{stem}.csv"
     page.write_text(render_sheet(f"Audit of {manifest.name} {manifest.version} (seed {seed})", sample, bundles,

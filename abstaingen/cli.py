@@ -22,10 +22,17 @@ from typing import TYPE_CHECKING
 
 from abstaingen import __version__
 from abstaingen.config import GenerateConfig, SeedInstruction, apply_overrides, load_config, load_seeds
-from abstaingen.errors import AbstaingenError
+from abstaingen.errors import AbstaingenError, shown
 from abstaingen.model import EnvironmentBundle, Release, TaskVariant
 from abstaingen.settings import configure_prefect_defaults
-from abstaingen.store import load_release, read_bundle, read_pairs, release_folder, verify_release
+from abstaingen.store import (
+    load_release,
+    read_bundle,
+    read_pairs,
+    release_folder,
+    require_writable_dir,
+    verify_release,
+)
 
 if TYPE_CHECKING:
     from mcp.client.stdio import StdioServerParameters
@@ -124,6 +131,7 @@ def run_generate_command(options: argparse.Namespace) -> int:
 
     release = run_generate(config, seeds)
     print(_summary(config, release))
+    require_writable_dir(config.dataset.output_dir / config.dataset.name)  # before any work, not after it
     return EXIT_OK
 
 
@@ -165,7 +173,13 @@ def run_serve_command(options: argparse.Namespace) -> int:
         raise AbstaingenError(f"{options.bundle_dir} holds LLM-written code: serve it in docker or bwrap, "
                               "or pass --allow-unsandboxed")
     if options.record is not None:
-        options.record.mkdir(parents=True, exist_ok=True)
+        try:
+            require_writable_dir(options.record)
+        except AbstaingenError as exc:
+            raise AbstaingenError(f"--record {exc}") from None
+    for descriptor, name in ((0, "stdin"), (1, "stdout")):
+        if not _is_open(descriptor):
+            raise AbstaingenError(f"env serve: {name} is closed; an MCP client talks to the server over stdin and stdout")
     _exec_server(backend.server_parameters(options.bundle_dir, env, record_dir=options.record))
     return EXIT_OK
 
@@ -176,13 +190,21 @@ def _exec_server(params: StdioServerParameters) -> None:
         os.chdir(params.cwd)
     os.execvpe(params.command, [params.command, *params.args], {**os.environ, **(params.env or {})})
 
+def _is_open(descriptor: int) -> bool:
+    try:
+        os.fstat(descriptor)
+    except OSError:
+        return False
+    return True
+
+
 
 def _find_variant(pairs_path: Path, task_id: str) -> TaskVariant:
     for pair in read_pairs(pairs_path):
         for variant in (pair.act, pair.abstain):
             if variant.task_id == task_id:
                 return variant
-    raise AbstaingenError(f"{pairs_path}: no task with task_id {task_id!r}")
+    raise AbstaingenError(f"{pairs_path}: no task with task_id {shown(task_id)}")
 
 
 def _require_runs_in(variant: TaskVariant, bundle: EnvironmentBundle, bundle_dir: Path) -> None:
@@ -229,7 +251,12 @@ def _release_dir(folder: Path) -> Path:
 def run_audit_sample_command(options: argparse.Namespace) -> int:
     from abstaingen.audit import write_sheet
 
-    page, sheet = write_sheet(_release_dir(options.release_dir), options.output, options.n, options.seed)
+    release_dir = _release_dir(options.release_dir)
+    try:
+        require_writable_dir(options.output)  # before the sample is drawn and rendered
+    except AbstaingenError as exc:
+        raise AbstaingenError(f"--output {exc}") from None
+    page, sheet = write_sheet(release_dir, options.output, options.n, options.seed)
     print(f"audit sheet: {page}\nmarks: {sheet}")
     return EXIT_OK
 

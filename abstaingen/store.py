@@ -27,7 +27,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from abstaingen.errors import AbstaingenError, read_user_text
+from abstaingen.errors import AbstaingenError, read_user_text, shown
 from abstaingen.model import EnvironmentBundle, Release, ReleaseFile, TaskPair
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "read_bundle",
     "read_pairs",
     "release_folder",
+    "require_writable_dir",
     "verify_release",
     "write_bundle",
 ]
@@ -117,6 +118,35 @@ def counts_for(pairs: Iterable[TaskPair]) -> dict[str, dict[str, int]]:
 
 def release_folder(output_dir: Path, name: str, version: str) -> Path:
     return output_dir / name / version
+
+
+def require_writable_dir(path: Path) -> None:
+    """Create the folder `path` if needed and prove that a file can be made in it, before any work
+    that would end in writing there; every way it can fail becomes one clear error."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise AbstaingenError(f"{path}: cannot be used as a folder: {_blocking_file(path)} is a file") from None
+    except NotADirectoryError:
+        raise AbstaingenError(f"{path}: cannot create this folder: {_blocking_file(path)} is a file") from None
+    except OSError as exc:
+        raise AbstaingenError(f"{path}: cannot create this folder: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a NUL byte in output_dir from the config
+        raise AbstaingenError(f"{shown(str(path))}: cannot create this folder: {exc}") from None
+    try:
+        descriptor, probe = tempfile.mkstemp(prefix=".write-test-", dir=path)
+    except OSError as exc:
+        raise AbstaingenError(f"{path}: cannot write in this folder: {exc.strerror or exc}") from None
+    os.close(descriptor)
+    os.unlink(probe)
+
+
+def _blocking_file(path: Path) -> Path:
+    """The first part of `path` that exists and is not a folder (what stops mkdir -p)."""
+    for part in reversed([path, *path.parents]):
+        if part.exists() and not part.is_dir():
+            return part
+    return path
 
 
 def existing_versions(dataset_dir: Path) -> list[int]:
