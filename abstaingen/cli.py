@@ -126,12 +126,12 @@ def run_generate_command(options: argparse.Namespace) -> int:
         load_config(options.config), output_dir=options.output, domains=options.domains, seed=options.seed,
         sandbox=options.sandbox, allow_unsandboxed=options.allow_unsandboxed,
     )
+    require_writable_dir(config.dataset.output_dir / config.dataset.name)  # before any work, not after it
     seeds = _seeds_for(config, options.seeds)
     from abstaingen.flows.generate import run_generate
 
     release = run_generate(config, seeds)
     print(_summary(config, release))
-    require_writable_dir(config.dataset.output_dir / config.dataset.name)  # before any work, not after it
     return EXIT_OK
 
 
@@ -184,12 +184,6 @@ def run_serve_command(options: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _exec_server(params: StdioServerParameters) -> None:
-    # stdout is the MCP channel from here on: nothing else may be printed to it.
-    if params.cwd:
-        os.chdir(params.cwd)
-    os.execvpe(params.command, [params.command, *params.args], {**os.environ, **(params.env or {})})
-
 def _is_open(descriptor: int) -> bool:
     try:
         os.fstat(descriptor)
@@ -197,6 +191,12 @@ def _is_open(descriptor: int) -> bool:
         return False
     return True
 
+
+def _exec_server(params: StdioServerParameters) -> None:
+    # stdout is the MCP channel from here on: nothing else may be printed to it.
+    if params.cwd:
+        os.chdir(params.cwd)
+    os.execvpe(params.command, [params.command, *params.args], {**os.environ, **(params.env or {})})
 
 
 def _find_variant(pairs_path: Path, task_id: str) -> TaskVariant:
