@@ -100,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify = release.add_parser("verify", help="check a release folder against its manifest")
     verify.add_argument("release_dir", type=Path, metavar="DIR")
+    verify.add_argument("--config", type=Path, metavar="PATH",
+                        help="the TOML config that generated the release: also check its config fingerprint")
+    verify.add_argument("--seeds", type=Path, metavar="PATH",
+                        help="with --config: the seeds file it was generated from (default: the config's "
+                             "seeds_file, else the builtin default seeds)")
     verify.set_defaults(command=run_verify_command)
     sample = release.add_parser("audit-sample", help="write a stratified sample as an HTML audit sheet and a CSV")
     sample.add_argument("release_dir", type=Path, metavar="DIR")
@@ -233,12 +238,20 @@ def run_verify_command(options: argparse.Namespace) -> int:
     folder: Path = options.release_dir
     if not folder.is_dir():
         raise AbstaingenError(f"{folder}: no such release folder")
-    problems = verify_release(folder)
+    if options.seeds is not None and options.config is None:
+        raise AbstaingenError("release verify: --seeds needs --config (the fingerprint covers both)")
+    config = load_config(options.config) if options.config is not None else None
+    seeds_path = options.seeds or (config.generation.seeds_file if config is not None else None)
+    seeds = load_seeds(seeds_path) if seeds_path is not None else []
+    problems = verify_release(folder, config, seeds)
     if problems:
         for problem in problems:
             print(f"{folder}: {problem}")
         return EXIT_FAILED
     print(f"{folder}: OK")
+    if config is None:
+        print(f"abstaingen: note: {folder}: config_fingerprint not checked; it can only be recomputed from the config "
+              "and seeds that generated the release (pass --config PATH [--seeds PATH])", file=sys.stderr)
     return EXIT_OK
 
 

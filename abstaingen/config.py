@@ -19,6 +19,7 @@ Config file shape; every section and key is optional:
     call_timeout_s = 10             # a tool call that takes longer fails its pair; seconds, > 0 and <= 3600
     memory_mb = 1024                # 256 to 65536
     allow_unsandboxed = false       # LLM-written code may run in a plain subprocess only if true
+    allow_infrastructure_loss = false  # publish although sandbox failures lost a domain or scenario
 
 The sandbox keys guard what untrusted code may do, so they are strict: allow_unsandboxed must be a
 TOML boolean (not "yes" or 1), and the limits must be finite numbers within the ranges above (TOML's
@@ -61,6 +62,7 @@ __all__ = [
     "apply_overrides",
     "load_config",
     "load_seeds",
+    "seeds_in_scope",
 ]
 
 STAGES: tuple[str, ...] = ("capability", "environment", "task", "perturbation", "judge")
@@ -142,6 +144,8 @@ class SandboxConfig(Model):
     memory_mb: StrictInt = Field(default=1024, ge=256, le=MAX_MEMORY_MB)
     # only a real boolean: "yes", "false" or 1 must not switch the sandbox off
     allow_unsandboxed: StrictBool = Field(default=False, description="let LLM-written code run in a plain subprocess")
+    allow_infrastructure_loss: StrictBool = Field(
+        default=False, description="publish even when sandbox failures lost a whole domain or scenario (with a warning)")
 
 
 class GenerateConfig(Model):
@@ -202,6 +206,16 @@ def load_config(path: Path | None) -> GenerateConfig:
         generation = config.generation.model_copy(update={"seeds_file": path.parent / seeds_file})
         config = config.model_copy(update={"generation": generation})
     return config
+
+
+def seeds_in_scope(config: GenerateConfig, seeds: Sequence[SeedInstruction]) -> list[SeedInstruction]:
+    """The seeds a generation run works from, picked as abstaingen.flows.generate.run_generate picks them:
+    the given seeds, or the builtin default seeds when there are none, then only those whose domain is
+    configured. The release's config fingerprint is taken over exactly these."""
+    from abstaingen.generators.builtin.capability import default_seeds, extract_capabilities
+
+    chosen = list(seeds) or [SeedInstruction(instruction=text, domain=domain) for text, domain in default_seeds()]
+    return [s for s in chosen if extract_capabilities(s.instruction, s.domain).domain in config.generation.domains]
 
 
 def apply_overrides(

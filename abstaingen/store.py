@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -27,8 +28,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from abstaingen.config import GenerateConfig, SeedInstruction, seeds_in_scope
 from abstaingen.errors import AbstaingenError, read_user_text, shown
 from abstaingen.model import EnvironmentBundle, Release, ReleaseFile, TaskPair
+from abstaingen.model.score import PairScore
 
 __all__ = [
     "ENVIRONMENT_FILE",
@@ -214,29 +217,95 @@ def load_release(folder: Path) -> tuple[Release, list[TaskPair]]:
     return manifest, read_pairs(folder / PAIRS_FILE)
 
 
-def verify_release(folder: Path) -> list[str]:
-    """Problems with a published release (empty when intact): missing, changed or unlisted files."""
+def verify_release(
+    folder: Path, config: GenerateConfig | None = None, seeds: Sequence[SeedInstruction] = ()
+) -> list[str]:
+    """Problems with a published release (empty when intact), one line each.
+
+    Files: every manifest entry is a plain relative path to a regular file whose sha256 and size match;
+    nothing else is in the folder; nothing in it is a symbolic link (no file outside the release is
+    ever opened). Content: what the manifest says about pairs.jsonl is recomputed from it (total,
+    counts, baseline metrics, the funnel's end, the sandbox that ran the pairs). The config fingerprint
+    needs the config and seeds that made the release; it is checked only when `config` is given.
+    What this cannot catch: someone who rewrites pairs.jsonl and the manifest consistently.
+    """
+    if (folder / MANIFEST_FILE).is_symlink():
+        return [f"{MANIFEST_FILE}: is a symbolic link; a release holds only regular files"]
     try:
         manifest = _read_manifest(folder)
     except AbstaingenError as exc:
         return [str(exc)]
-    problems = []
-    listed = {f.path for f in manifest.files}
+    try:
+        files, odd = _walk_release(folder)
+    except OSError as exc:
+        return [f"cannot list the release folder: {exc.strerror or exc}"]
+    problems = [odd[name] for name in sorted(odd)]
+    listed = set()
     for entry in manifest.files:
-        path = folder / entry.path
-        if not path.is_file():
-            problems.append(f"{entry.path}: missing")
-        elif (actual := _sha256(path)) != entry.sha256:
-            problems.append(f"{entry.path}: sha256 {actual} does not match the manifest's {entry.sha256}")
-        elif (size := path.stat().st_size) != entry.bytes:
-            problems.append(f"{entry.path}: {size} bytes, the manifest says {entry.bytes}")
-    for extra in sorted(set(_relative_files(folder)) - listed - {MANIFEST_FILE}):
-        problems.append(f"{extra}: not listed in the manifest")
+        name = _shown_path(entry.path)
+        if not _is_plain_relative(entry.path):
+            problems.append(f"{name}: the manifest lists a path that is not inside the release (absolute, "
+                            "'..', '.' or empty parts); it was not opened")
+            continue
+        if entry.path in listed:
+            problems.append(f"{name}: listed twice in the manifest")
+            continue
+        listed.add(entry.path)
+        if entry.path not in files:
+            if not any(entry.path == p or entry.path.startswith(p + "/") for p in odd):  # reported as a link
+                problems.append(f"{name}: missing")
+            continue
+        try:
+            actual, size = _sha256_and_size(folder / entry.path)
+        except OSError as exc:
+            problems.append(f"{name}: cannot read: {exc.strerror or exc}")
+            continue
+        if actual != entry.sha256:
+            problems.append(f"{name}: sha256 {actual} does not match the manifest's {_shown_path(entry.sha256)}")
+        elif size != entry.bytes:
+            problems.append(f"{name}: {size} bytes, the manifest says {entry.bytes}")
+    for extra in sorted(files - listed - {MANIFEST_FILE}):
+        problems.append(f"{_shown_path(extra)}: not listed in the manifest")
     if (folder_name := folder.resolve().name) != manifest.version:
-        problems.append(f"{MANIFEST_FILE}: version {manifest.version!r} but the folder is {folder_name!r}")
+        problems.append(f"{MANIFEST_FILE}: version {shown(manifest.version)} but the folder is {shown(folder_name)}")
+    if not _SAFE_NAME.match(manifest.name):
+        problems.append(f"{MANIFEST_FILE}: name {shown(manifest.name)} cannot be a dataset folder's name")
     if not problems:
         problems += _pair_problems(folder, manifest)
+    if not problems and config is not None:
+        problems += _fingerprint_problems(manifest, config, seeds)
     return problems
+
+
+def _walk_release(folder: Path) -> tuple[set[str], dict[str, str]]:
+    """The regular files under `folder` as relative POSIX paths, and a problem for every symbolic link
+    or other non-regular entry, by path. Links are never followed, so nothing outside the folder is reached."""
+    files: set[str] = set()
+    problems: dict[str, str] = {}
+    pending = [""]
+    while pending:
+        relative = pending.pop()
+        with os.scandir(folder / relative if relative else folder) as entries:
+            for entry in entries:
+                name = f"{relative}/{entry.name}" if relative else entry.name
+                if entry.is_symlink():
+                    problems[name] = f"{_shown_path(name)}: is a symbolic link; a release holds only regular files"
+                elif entry.is_dir(follow_symlinks=False):
+                    pending.append(name)
+                elif entry.is_file(follow_symlinks=False):
+                    files.add(name)
+                else:
+                    problems[name] = f"{_shown_path(name)}: is not a regular file"
+    return files, problems
+
+
+def _is_plain_relative(path: str) -> bool:
+    return not path.startswith("/") and all(part not in ("", ".", "..") for part in path.split("/"))
+
+
+def _shown_path(path: str) -> str:
+    """A path from the release or its manifest as one short line (names may hold newlines)."""
+    return path if path.isprintable() and len(path) <= 200 else shown(path, 200)
 
 
 def _pair_problems(folder: Path, manifest: Release) -> list[str]:
@@ -249,7 +318,89 @@ def _pair_problems(folder: Path, manifest: Release) -> list[str]:
         problems.append(f"{PAIRS_FILE}: {len(pairs)} pairs, the manifest says {manifest.total_pairs}")
     if counts_for(pairs) != manifest.counts:
         problems.append(f"{MANIFEST_FILE}: counts do not match {PAIRS_FILE}")
+    listed = {entry.path for entry in manifest.files}
+    for env_id in sorted({variant.env_id for pair in pairs for variant in (pair.act, pair.abstain)}):
+        if f"{ENVIRONMENTS_DIR}/{env_id}/{ENVIRONMENT_FILE}" not in listed:
+            problems.append(f"{PAIRS_FILE}: pairs run in environment {shown(env_id)}, which the release does not hold")
+    problems += _funnel_problems(manifest, len(pairs))
+    problems += _baseline_problems(manifest, pairs)
+    problems += _sandbox_problems(manifest, pairs)
     return problems
+
+
+def _funnel_problems(manifest: Release, total: int) -> list[str]:
+    """Every stage passes what it received minus what it rejected; the last one passed the released pairs."""
+    problems = []
+    for stage in manifest.funnel:
+        if stage.passed != stage.received - sum(stage.rejected.values()) or stage.passed < 0:
+            problems.append(f"{MANIFEST_FILE}: funnel stage {shown(stage.stage)} received {stage.received} and "
+                            f"rejected {sum(stage.rejected.values())}, but says {stage.passed} passed")
+    if manifest.funnel and manifest.funnel[-1].passed != total:
+        problems.append(f"{MANIFEST_FILE}: the funnel's last stage passed {manifest.funnel[-1].passed} pairs, "
+                        f"{PAIRS_FILE} holds {total}")
+    return problems
+
+
+def _baseline_problems(manifest: Release, pairs: Sequence[TaskPair]) -> list[str]:
+    """The baseline metrics, recomputed from each pair's baseline scores as abstaingen.pipeline.assemble does."""
+    from abstaingen.scoring import aggregate
+
+    scores: dict[str, list[PairScore]] = {}
+    for pair in pairs:
+        for score in pair.validation.baseline_scores:
+            scores.setdefault(score.agent, []).append(score)
+    problems = []
+    seen: set[str] = set()
+    for claimed in manifest.baselines:
+        if claimed.agent in seen:
+            problems.append(f"{MANIFEST_FILE}: baseline {shown(claimed.agent)} is listed twice")
+            continue
+        seen.add(claimed.agent)
+        fresh = aggregate(claimed.agent, scores.get(claimed.agent, []))
+        wrong = [f"{key} {value} (recomputed: {getattr(fresh, key)})"
+                 for key, value in claimed.model_dump().items() if not _same(value, getattr(fresh, key))]
+        if wrong:
+            problems.append(f"{MANIFEST_FILE}: baseline {shown(claimed.agent)} does not match the scores in "
+                            f"{PAIRS_FILE}: {', '.join(wrong)}")
+    for agent in sorted(set(scores) - seen):
+        problems.append(f"{MANIFEST_FILE}: baseline {shown(agent)} has scores in {PAIRS_FILE} but no metrics")
+    return problems
+
+
+def _same(claimed: object, fresh: object) -> bool:
+    if isinstance(claimed, float) and isinstance(fresh, float):
+        return abs(claimed - fresh) <= 1e-9
+    return type(claimed) is type(fresh) and claimed == fresh
+
+
+def _sandbox_problems(manifest: Release, pairs: Sequence[TaskPair]) -> list[str]:
+    """The sandbox that ran the pairs, as the flow records it (skipped for pairs that never ran in one)."""
+    if not any(pair.validation.sandbox for pair in pairs):
+        return []
+    used = "+".join(sorted({pair.validation.sandbox or "none" for pair in pairs}))
+    image = next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None)
+    problems = []
+    if manifest.sandbox != used:
+        problems.append(f"{MANIFEST_FILE}: sandbox {shown(manifest.sandbox)}, but the pairs ran in {used!r}")
+    if manifest.sandbox_image != image:
+        problems.append(f"{MANIFEST_FILE}: sandbox_image {shown(manifest.sandbox_image)}, "
+                        f"but the pairs record {shown(image)}")
+    return problems
+
+
+def _fingerprint_problems(manifest: Release, config: GenerateConfig, seeds: Sequence[SeedInstruction]) -> list[str]:
+    """config_fingerprint recomputed as the generate flow computes it: over the seeds in scope (the builtin
+    default seeds when none are given) and the config with `auto` replaced by the backend it picked."""
+    in_scope = seeds_in_scope(config, seeds)
+    names = ["docker", "bwrap", "local"] if config.sandbox.backend == "auto" else [config.sandbox.backend]
+    for name in names:
+        resolved = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": name})})
+        if resolved.fingerprint(in_scope) == manifest.config_fingerprint:
+            return []
+    computed = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": names[0]})})
+    return [f"{MANIFEST_FILE}: config_fingerprint {shown(manifest.config_fingerprint, 70)} does not match the config "
+            f"and seeds given ({computed.fingerprint(in_scope)!r}"
+            f"{' with backend ' + names[0] if len(names) > 1 else ''})"]
 
 
 def _read_manifest(folder: Path) -> Release:
@@ -305,6 +456,21 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _sha256_and_size(path: Path) -> tuple[str, int]:
+    """Of a regular file, opened without following a link in its last part (a link swapped in after
+    the folder was listed fails here instead of being read)."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        digest = hashlib.sha256()
+        size = 0
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+            size += len(block)
+    return digest.hexdigest(), size
+
+
 def _require_safe_name(name: str, what: str) -> None:
     if not _SAFE_NAME.match(name):
         raise ValueError(f"{what} {name!r} cannot be used as a folder name")
@@ -335,10 +501,12 @@ def _read_json(path: Path) -> object:
         return json.loads(read_user_text(path))
     except json.JSONDecodeError as exc:
         raise AbstaingenError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise AbstaingenError(f"{path}: JSON nested too deeply") from None
 
 
 def _first_error(exc: ValidationError) -> str:
     first = exc.errors()[0]
-    where = ".".join(str(part) for part in first["loc"])
+    where = ".".join(str(part) if len(str(part)) <= 60 else str(part)[:57] + "..." for part in first["loc"])
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     return f"{where}: {first['msg']}{more}" if where else f"{first['msg']}{more}"

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -127,6 +128,12 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _for(draft: Release, pairs: int) -> Release:
+    """The draft with a funnel that ends in `pairs` pairs, as a real run's does (verify checks that)."""
+    return draft.model_copy(update={"funnel": [FunnelStage(stage="tasks", received=pairs + 1, passed=pairs,
+                                                           rejected={"replay failed": 1})]})
+
+
 def test_publish_writes_the_layout_and_a_true_manifest(
     tmp_path: Path, draft_release: Release, tiny_bundle: EnvironmentBundle, make_pair: PairFactory
 ) -> None:
@@ -156,9 +163,9 @@ def test_publish_writes_the_layout_and_a_true_manifest(
 def test_publishing_twice_gives_two_intact_versions(
     tmp_path: Path, draft_release: Release, tiny_bundle: EnvironmentBundle, make_pair: PairFactory
 ) -> None:
-    first = publish_release(tmp_path, draft_release, [make_pair(1)], [tiny_bundle])
+    first = publish_release(tmp_path, _for(draft_release, 1), [make_pair(1)], [tiny_bundle])
     v1_manifest = (tmp_path / "demo" / "v1" / "manifest.json").read_bytes()
-    second = publish_release(tmp_path, draft_release, [make_pair(1), make_pair(2)], [tiny_bundle])
+    second = publish_release(tmp_path, _for(draft_release, 2), [make_pair(1), make_pair(2)], [tiny_bundle])
 
     assert (first.version, second.version) == ("v1", "v2")
     assert (tmp_path / "demo" / "v1" / "manifest.json").read_bytes() == v1_manifest
@@ -183,12 +190,12 @@ def test_a_version_that_appeared_meanwhile_is_skipped(
     make_pair: PairFactory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    publish_release(tmp_path, draft_release, [make_pair(1)], [tiny_bundle])
+    publish_release(tmp_path, _for(draft_release, 1), [make_pair(1)], [tiny_bundle])
     squatted = tmp_path / "demo" / "v2"
     squatted.mkdir()  # empty: rename(2) would replace it silently
     monkeypatch.setattr(store, "existing_versions", lambda _: [])  # as if both appeared after the scan
 
-    published = publish_release(tmp_path, draft_release, [make_pair(2)], [tiny_bundle])
+    published = publish_release(tmp_path, _for(draft_release, 1), [make_pair(2)], [tiny_bundle])
 
     assert published.version == "v3"
     assert verify_release(tmp_path / "demo" / "v1") == []
@@ -203,7 +210,7 @@ def test_failure_while_publishing_leaves_nothing_behind(
     make_pair: PairFactory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    publish_release(tmp_path, draft_release, [make_pair(1)], [tiny_bundle])
+    publish_release(tmp_path, _for(draft_release, 1), [make_pair(1)], [tiny_bundle])
 
     def disk_full(bundle: EnvironmentBundle, folder: Path) -> None:
         (folder / "environment.json").parent.mkdir(parents=True)
@@ -272,3 +279,118 @@ def test_read_pairs_names_the_bad_line(tmp_path: Path, make_pair: PairFactory) -
     path.write_text(make_pair(1).model_dump_json() + "\n\n" + '{"pair_id": "x"}\n', encoding="utf-8")
     with pytest.raises(AbstaingenError, match=r"pairs\.jsonl:3: invalid task pair"):
         read_pairs(path)
+
+
+# --- verifying: paths, links and what the manifest claims ----------------------------------------
+
+
+def _edit_manifest(folder: Path, **changes: object) -> None:
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest.update(changes)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize("listed", ["../../outside.txt", "/ABSOLUTE", "environments/../../../outside.txt",
+                                    "./pairs.jsonl", "environments//travel-tiny/environment.json", ""])
+def test_verify_refuses_manifest_paths_that_leave_the_release(published: Path, listed: str) -> None:
+    outside = published.parent.parent / "outside.txt"
+    outside.write_text("not part of the release\n")
+    path = listed.replace("/ABSOLUTE", str(outside))
+    manifest = json.loads((published / "manifest.json").read_text())
+    manifest["files"].append({"path": path, "sha256": _sha256(outside), "bytes": outside.stat().st_size})
+    (published / "manifest.json").write_text(json.dumps(manifest))
+
+    problems = verify_release(published)
+    assert len(problems) == 1
+    assert "not inside the release" in problems[0] and "it was not opened" in problems[0]
+
+
+def test_verify_refuses_a_file_that_is_a_link(published: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "elsewhere.jsonl"
+    copy.write_bytes((published / "pairs.jsonl").read_bytes())
+    (published / "pairs.jsonl").unlink()
+    (published / "pairs.jsonl").symlink_to(copy)  # same bytes: only the link gives it away
+    assert verify_release(published) == ["pairs.jsonl: is a symbolic link; a release holds only regular files"]
+
+
+def test_verify_refuses_a_folder_that_is_a_link(published: Path, tmp_path: Path) -> None:
+    environments = published / "environments"
+    environments.rename(tmp_path / "moved")
+    environments.symlink_to(tmp_path / "moved", target_is_directory=True)
+    assert verify_release(published) == ["environments: is a symbolic link; a release holds only regular files"]
+
+
+def test_verify_refuses_a_manifest_that_is_a_link(published: Path, tmp_path: Path) -> None:
+    (published / "manifest.json").rename(tmp_path / "manifest.json")
+    (published / "manifest.json").symlink_to(tmp_path / "manifest.json")
+    assert verify_release(published) == ["manifest.json: is a symbolic link; a release holds only regular files"]
+
+
+def test_verify_reports_a_fifo_without_opening_it(published: Path) -> None:
+    os.mkfifo(published / "environments" / "pipe")  # opening it for reading would block forever
+    assert verify_release(published) == ["environments/pipe: is not a regular file"]
+
+
+def test_verify_reports_an_entry_listed_twice(published: Path) -> None:
+    manifest = json.loads((published / "manifest.json").read_text())
+    manifest["files"].append(manifest["files"][0])
+    (published / "manifest.json").write_text(json.dumps(manifest))
+    assert verify_release(published) == [f"{manifest['files'][0]['path']}: listed twice in the manifest"]
+
+
+def test_verify_shows_an_odd_file_name_on_one_line(published: Path) -> None:
+    (published / "evil\nname").write_text("x")
+    [problem] = verify_release(published)
+    assert "\n" not in problem and problem.endswith("not listed in the manifest")
+
+
+def test_verify_reports_a_deeply_nested_manifest(published: Path) -> None:
+    (published / "manifest.json").write_text("[" * 100_000)
+    [problem] = verify_release(published)
+    assert problem.endswith("manifest.json: JSON nested too deeply")
+
+
+def test_verify_reports_a_funnel_that_does_not_end_in_the_release(published: Path) -> None:
+    _edit_manifest(published, funnel=[{"stage": "tasks", "received": 4, "passed": 3, "rejected": {"x": 1}}])
+    assert verify_release(published) == ["manifest.json: the funnel's last stage passed 3 pairs, pairs.jsonl holds 2"]
+
+
+def test_verify_reports_a_funnel_stage_that_does_not_add_up(published: Path) -> None:
+    _edit_manifest(published, funnel=[{"stage": "tasks", "received": 9, "passed": 2, "rejected": {"x": 1}}])
+    assert verify_release(published) == [
+        "manifest.json: funnel stage 'tasks' received 9 and rejected 1, but says 2 passed"]
+
+
+def test_verify_reports_an_unsafe_dataset_name(published: Path) -> None:
+    _edit_manifest(published, name="../../elsewhere")
+    assert verify_release(published) == ["manifest.json: name '../../elsewhere' cannot be a dataset folder's name"]
+
+
+# --- the output folder --------------------------------------------------------------------------
+
+
+def test_require_writable_dir_creates_the_folder_and_leaves_nothing_in_it(tmp_path: Path) -> None:
+    store.require_writable_dir(tmp_path / "a" / "b")
+    assert list((tmp_path / "a" / "b").iterdir()) == []
+
+
+def test_require_writable_dir_refuses_a_file(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("keep me")
+    with pytest.raises(AbstaingenError, match=r"file: cannot be used as a folder: .*file is a file"):
+        store.require_writable_dir(tmp_path / "file")
+    with pytest.raises(AbstaingenError, match=r"sub: cannot create this folder: .*file is a file"):
+        store.require_writable_dir(tmp_path / "file" / "sub")
+    assert (tmp_path / "file").read_text() == "keep me"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through any permission bits")
+def test_require_writable_dir_refuses_a_read_only_folder(tmp_path: Path) -> None:
+    (tmp_path / "ro").mkdir(mode=0o555)
+    with pytest.raises(AbstaingenError, match="cannot write in this folder"):
+        store.require_writable_dir(tmp_path / "ro")
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
+def test_require_writable_dir_refuses_a_place_nothing_can_be_created(tmp_path: Path) -> None:
+    with pytest.raises(AbstaingenError, match="/proc/abstaingen-test: cannot create this folder"):
+        store.require_writable_dir(Path("/proc/abstaingen-test"))
