@@ -153,6 +153,7 @@ def _summary(config: GenerateConfig, release: Release) -> str:
             f"published {release.name} {release.version} at {folder}",
             f"pairs: {release.total_pairs}",
             f"by scenario: {by_scenario or 'none'}",
+            *(f"warning: {warning}" for warning in release.warnings),
         ]
     )
 

@@ -24,9 +24,9 @@ from prefect.artifacts import acreate_markdown_artifact, acreate_table_artifact
 from prefect.cache_policies import NONE
 
 import abstaingen
-from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction, load_seeds
+from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction, load_seeds, seeds_in_scope
 from abstaingen.errors import AbstaingenError
-from abstaingen.generators.builtin.capability import default_seeds, extract_capabilities
+from abstaingen.generators.builtin.capability import extract_capabilities
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.builtin.environment import synthesize_environment
 from abstaingen.interrupts import hold_signals, note_published, stop_on_signals, take_signals
@@ -223,9 +223,7 @@ def run_generate(config: GenerateConfig, seeds: list[SeedInstruction] | None = N
     if llm_stages:
         raise AbstaingenError(f"the llm backend is not available yet (configured for: {', '.join(llm_stages)}); "
                               "use backend 'builtin'")
-    if not seeds:
-        seeds = [SeedInstruction(instruction=text, domain=domain) for text, domain in default_seeds()]
-    in_scope = [s for s in seeds if extract_capabilities(s.instruction, s.domain).domain in config.generation.domains]
+    in_scope = seeds_in_scope(config, seeds or [])
     if not in_scope:
         raise AbstaingenError("no seed instruction belongs to the configured domains "
                               f"({', '.join(config.generation.domains)})")

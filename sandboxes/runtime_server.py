@@ -140,7 +140,10 @@ class Environment:
             result = self.handlers[name](self.state, **args)
             if len(canonical(result)) > MAX_RESULT_BYTES:  # also checks that the result is JSON
                 raise ResultTooLarge(f"{name} returned more than {MAX_RESULT_BYTES} bytes")
-            self.state_json = canonical(self.state)
+            state_json = canonical(self.state)
+            if len(state_json) > MAX_STATE_BYTES:  # every snapshot carries the state: keep it bounded
+                raise ResultTooLarge(f"{name} grew the state beyond {MAX_STATE_BYTES} bytes")
+            self.state_json = state_json
         except (ValueError, ResultTooLarge) as exc:
             self.state = json.loads(self.state_json)  # roll back to the state before the call
             return False, str(exc)
@@ -261,6 +264,7 @@ def main(argv: list[str] | None = None) -> None:
 
 MAX_MESSAGE_BYTES = 64 * 2**20
 MAX_RESULT_BYTES = 2**20
+MAX_STATE_BYTES = 8 * 2**20
 
 
 def limit_resources(memory_mb: int) -> None:
