@@ -7,6 +7,9 @@ registered (stop the sandboxes), prints one line and exits with 128 + the signal
 Publishing holds a signal back until the release is complete (`hold_signals`), so a stopped run
 has published a whole release or nothing, and its last line says which.
 
+The run ends the same way when its Prefect API dies (`stop_run`): Prefect would retry every state
+report for minutes, and a run without its record must not publish.
+
 Prefect installs its own SIGTERM handler while a flow runs; the flow calls `take_signals()` first
 thing to put this one back.
 """
@@ -19,6 +22,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import NoReturn
 
 _cleanup: list[Callable[[], None]] = []
 _holding: list[bool] = []
@@ -26,24 +30,36 @@ _held: list[int] = []  # signals that arrived while held
 _published: list[str] = []
 
 
-def _on_signal(signum: int, frame: FrameType | None) -> None:
+def _on_signal(signum: int, _frame: FrameType | None) -> None:
     if _holding:
         _held.append(signum)
     else:
-        _stop(signum, frame)
+        stop_run(f"interrupted by {signal.Signals(signum).name}", 128 + signum)
 
 
-def _stop(signum: int, _frame: FrameType | None) -> None:
+def stop_run(reason: str, exit_code: int) -> NoReturn:
+    """Run the registered cleanup, print one line and end the process now: for a signal, or for a
+    failure the run cannot report through Prefect (its API is gone)."""
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, signal.SIG_IGN)  # a second Ctrl-C must not cut the cleanup short
     for step in reversed(_cleanup):
         try:
             step()
         except BaseException as exc:  # noqa: BLE001 - the process ends next; say what could not be cleaned
-            print(f"abstaingen: cleanup after the signal failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            _say(f"abstaingen: cleanup failed: {type(exc).__name__}: {exc}")
     outcome = f"after publishing {_published[-1]}" if _published else "nothing was published"
-    print(f"abstaingen: interrupted by {signal.Signals(signum).name}: {outcome}", file=sys.stderr, flush=True)
-    os._exit(128 + signum)
+    _say(f"abstaingen: {reason}: {outcome}")
+    os._exit(exit_code)
+
+
+def _say(line: str) -> None:
+    """Straight to fd 2: within a flow Prefect turns print() into a log record with a prefix."""
+    sys.stderr.flush()
+    os.write(2, (line + "\n").encode())
+
+
+def publishing() -> bool:
+    return bool(_holding)
 
 
 def take_signals() -> None:
@@ -62,7 +78,7 @@ def hold_signals() -> Iterator[None]:
     finally:
         _holding.pop()
         if _held and not _holding:
-            _stop(_held[0], None)
+            _on_signal(_held[0], None)
 
 
 def note_published(what: str) -> None:
@@ -73,6 +89,8 @@ def note_published(what: str) -> None:
 def stop_on_signals(cleanup: Callable[[], None]) -> Iterator[None]:
     """Within the block, SIGINT or SIGTERM runs `cleanup` and ends the process."""
     _cleanup.append(cleanup)
+    _held.clear()
+    _published.clear()
     previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     take_signals()
     try:

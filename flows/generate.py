@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import httpx
 from prefect import flow, get_client, get_run_logger, task, unmapped
 from prefect.artifacts import acreate_markdown_artifact, acreate_table_artifact
 from prefect.cache_policies import NONE
@@ -29,7 +30,7 @@ from abstaingen.errors import AbstaingenError
 from abstaingen.generators.builtin.capability import extract_capabilities
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.builtin.environment import synthesize_environment
-from abstaingen.interrupts import hold_signals, note_published, stop_on_signals, take_signals
+from abstaingen.interrupts import hold_signals, note_published, publishing, stop_on_signals, stop_run, take_signals
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, TaskPair
 from abstaingen.model.common import Model
 from abstaingen.pipeline import (
@@ -51,6 +52,8 @@ from abstaingen.sandboxes.backends import (
 from abstaingen.store import publish_release
 from abstaingen.validators.shortcuts import LIMIT as SHORTCUT_LIMIT
 from abstaingen.validators.validate import ValidatedBatch, validate_pairs_async
+
+EXIT_FAILED = 1
 
 
 class GenerationResult(Model):
@@ -157,6 +160,15 @@ async def generate_release(config: GenerateConfig, seeds_file: Path) -> Generati
     """`seeds_file` (JSONL) holds the seed instructions: by reference, since Prefect stores a flow's
     parameters with the run and caps their size."""
     take_signals()  # Prefect put its own SIGTERM handler in place for the flow
+    probe = await api_probe()
+    watcher = asyncio.create_task(watch_api(probe))
+    try:
+        return await _generate_release(config, seeds_file, probe)
+    finally:
+        watcher.cancel()
+
+
+async def _generate_release(config: GenerateConfig, seeds_file: Path, probe: ApiProbe) -> GenerationResult:
     logger = get_run_logger()
     seeds = load_seeds(seeds_file)
     seed = config.dataset.seed
@@ -198,7 +210,8 @@ async def generate_release(config: GenerateConfig, seeds_file: Path) -> Generati
         counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines, leakage=assembly.leakage,
         shortcuts=assembly.shortcuts, warnings=assembly.warnings,
     )
-    await require_live_api()
+    if not await probe.answers():
+        stop_run(API_DEAD, EXIT_FAILED)
     with hold_signals():
         release = publish_release(config.dataset.output_dir, manifest, pairs, bundles)
         note_published(f"{release.name} {release.version}")
@@ -208,13 +221,38 @@ async def generate_release(config: GenerateConfig, seeds_file: Path) -> Generati
     return GenerationResult(release=release, funnel=funnel)
 
 
-async def require_live_api() -> None:
-    """A run whose Prefect API died has no record of what it did: it must not publish."""
+class ApiProbe:
+    """One quick GET of the Prefect API's health endpoint, without the client's retries (which
+    spend more than a minute on a dead server)."""
+
+    def __init__(self, api_url: str):
+        self.url = api_url.rstrip("/") + "/health"
+
+    async def answers(self) -> bool:
+        try:
+            async with httpx.AsyncClient(timeout=3) as http:
+                return (await http.get(self.url)).is_success
+        except httpx.HTTPError:
+            return False
+
+
+async def api_probe() -> ApiProbe:
     async with get_client() as client:
-        problem = await client.api_healthcheck()
-    if problem is not None:
-        raise AbstaingenError(f"the Prefect API stopped answering before the release was published "
-                              f"({type(problem).__name__}); nothing was published")
+        return ApiProbe(str(client.api_url))
+
+
+API_DEAD = "error: the Prefect API stopped answering during the run"
+
+
+async def watch_api(probe: ApiProbe, interval_s: float = 2.0, misses_allowed: int = 2) -> None:
+    """Stop the run once the Prefect API has stopped answering: Prefect would retry every state
+    report for minutes, and a run without its record must not publish."""
+    misses = 0
+    while True:
+        await asyncio.sleep(interval_s)
+        misses = 0 if await probe.answers() else misses + 1
+        if misses > misses_allowed and not publishing():
+            stop_run(API_DEAD, EXIT_FAILED)
 
 
 def run_generate(config: GenerateConfig, seeds: list[SeedInstruction] | None = None) -> Release:

@@ -233,11 +233,15 @@ def test_serve_applies_the_tasks_overlay(bundle_dir: Path, pairs_file: Path, fak
 
 
 def test_serve_runs_in_the_strongest_sandbox_by_default(bundle_dir: Path, fake_runtime: FakeExec) -> None:
-    from abstaingen.sandboxes.backends import select_backend
+    from abstaingen.sandboxes.backends import CONFINE, select_backend
 
     assert cli.main(["env", "serve", str(bundle_dir)]) == 0
-    expected = {"docker": "docker", "bwrap": "bwrap", "local": sys.executable}[select_backend("auto").name]
-    assert fake_runtime.params.command == expected
+    chosen, params = select_backend("auto").name, fake_runtime.params
+    if chosen == "docker":
+        assert params.command == "docker"
+    else:  # local and bwrap start under the launcher that caps and reaps the sandbox's tree
+        assert params.command == sys.executable and str(CONFINE) in params.args
+        assert ("bwrap" in params.args) is (chosen == "bwrap")
 
 
 def test_serve_refuses_llm_code_outside_a_sandbox(

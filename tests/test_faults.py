@@ -131,21 +131,25 @@ def test_a_sandbox_killed_mid_run_is_replaced_and_the_release_keeps_every_pair(
     assert manifest.warnings == []
 
 
-@pytest.mark.parametrize("backend", [BWRAP, DOCKER])
-def test_sigterm_to_the_process_group_stops_the_run_and_publishes_nothing(
-        backend: str, tmp_path: Path, prefect_home: Path) -> None:
+@pytest.mark.parametrize(("signum", "backend"), [
+    pytest.param(signal.SIGTERM, "bwrap", marks=BWRAP.marks, id="SIGTERM-bwrap"),
+    pytest.param(signal.SIGTERM, "docker", marks=DOCKER.marks, id="SIGTERM-docker"),
+    pytest.param(signal.SIGINT, "local", id="SIGINT-local"),  # Ctrl-C in a terminal
+])
+def test_a_signal_to_the_process_group_stops_the_run_and_publishes_nothing(
+        signum: signal.Signals, backend: str, tmp_path: Path, prefect_home: Path) -> None:
     run = start(tmp_path, prefect_home, backend)
     wait_for_sandbox(run, backend)
     time.sleep(1.0)
     running = descendants(run.pid)  # sandboxes, launchers, Prefect's server
     signalled = time.monotonic()
-    os.killpg(run.pid, signal.SIGTERM)
+    os.killpg(run.pid, signum)
     _, stderr = run.communicate(timeout=60)
     stopped_after = time.monotonic() - signalled
 
-    assert run.returncode == 128 + signal.SIGTERM, stderr[-3000:]
+    assert run.returncode == 128 + signum, stderr[-3000:]
     assert stopped_after < 15, f"took {stopped_after:.1f} s"
-    assert stderr.strip().splitlines()[-1] == "abstaingen: interrupted by SIGTERM: nothing was published"
+    assert stderr.strip().splitlines()[-1] == f"abstaingen: interrupted by {signum.name}: nothing was published"
     dataset = tmp_path / "artifacts" / DATASET
     assert not dataset.exists() or list(dataset.iterdir()) == []  # no version, no staging folder
     time.sleep(0.5)
@@ -154,3 +158,17 @@ def test_sigterm_to_the_process_group_stops_the_run_and_publishes_nothing(
         import docker
 
         assert docker.from_env().containers.list(all=True, filters={"label": f"{OWNER_LABEL}={run.pid}"}) == []
+
+
+def test_a_run_whose_prefect_api_dies_publishes_nothing(tmp_path: Path, prefect_home: Path) -> None:
+    run = start(tmp_path, prefect_home, "local")
+    wait_for_sandbox(run, "local")
+    [server] = [pid for pid, command in descendants(run.pid) if "uvicorn" in command and "prefect" in command]
+    os.kill(server, signal.SIGKILL)
+    _, stderr = run.communicate(timeout=120)
+
+    assert run.returncode == 1, stderr[-3000:]
+    last = stderr.strip().splitlines()[-1]
+    assert last == "abstaingen: error: the Prefect API stopped answering during the run: nothing was published"
+    dataset = tmp_path / "artifacts" / DATASET
+    assert not dataset.exists() or list(dataset.iterdir()) == []
