@@ -49,6 +49,7 @@ from abstaingen.sandboxes.backends import (
     select_backend,
     stop_local_sandboxes,
 )
+from abstaingen.sandboxes.docker_transport import LEFTOVERS
 from abstaingen.store import publish_release
 from abstaingen.validators.shortcuts import LIMIT as SHORTCUT_LIMIT
 from abstaingen.validators.validate import ValidatedBatch, validate_pairs_async
@@ -184,6 +185,9 @@ async def _generate_release(config: GenerateConfig, seeds_file: Path, probe: Api
     candidates = perturb_stage.map(bundles, positives, unmapped(provenance), unmapped(seed)).result()
     unique = dedup_stage(bundles, candidates)
     batches = await validate_all(bundles, unique.by_environment, config.sandbox, config.sandbox.concurrency)
+    if LEFTOVERS:
+        logger.warning("%d containers could not be removed at once; removed in the background (first: %s)",
+                       len(LEFTOVERS), LEFTOVERS[0])
     assembly = assemble_stage([p for batch in batches for p in batch.accepted], bundles,
                               [p for batch in batches for p in batch.rejected], config.sandbox.allow_infrastructure_loss)
 

@@ -1,6 +1,6 @@
 """Start a sandboxed command under caps its code cannot lift, and take down all it started when it ends.
 
-    python -I confine.py --memory-mb M --max-procs N -- COMMAND [ARG ...]
+    python -I confine.py --memory-mb M --max-procs N [--no-cgroup] -- COMMAND [ARG ...]
 
 This runs on the host, as the grader's child and COMMAND's parent (COMMAND is bwrap, or the runtime
 server itself on the local backend). It imports only the standard library: it must start fast and
@@ -164,11 +164,12 @@ def _resident_bytes(pids: list[int]) -> int:
 
 
 class Confinement:
-    def __init__(self, command: list[str], memory_mb: int, max_procs: int):
+    def __init__(self, command: list[str], memory_mb: int, max_procs: int, use_cgroup: bool = True):
         self.command = command
         self.memory_bytes = memory_mb * 2**20
         self.max_procs = max_procs
-        self.cgroup = Cgroup.create(f"abstaingen-{secrets.token_hex(6)}", self.memory_bytes, max_procs)
+        self.cgroup = (Cgroup.create(f"abstaingen-{secrets.token_hex(6)}", self.memory_bytes, max_procs)
+                       if use_cgroup else None)
         self.child = 0
 
     def start(self) -> None:
@@ -247,13 +248,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memory-mb", type=int, required=True)
     parser.add_argument("--max-procs", type=int, required=True)
+    parser.add_argument("--no-cgroup", action="store_true", help="enforce the caps with the watchdog alone")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
     command = options.command[1:] if options.command[:1] == ["--"] else options.command
     if not command:
         parser.error("no command to run")
 
-    confinement = Confinement(command, options.memory_mb, options.max_procs)
+    confinement = Confinement(command, options.memory_mb, options.max_procs, use_cgroup=not options.no_cgroup)
     stopping: list[int] = []
     for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(number, lambda signum, _frame: stopping.append(signum))

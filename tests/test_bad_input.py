@@ -427,3 +427,39 @@ def test_audit_score_with_a_long_unknown_pair_id(
                                           f"{'p' * LONG},y,y,y,y\n")
     assert cli.main(["release", "audit-score", str(small_release), str(sheet)]) == 2
     assert len(one_error_line(capsys, "sheet.csv:2: 'ppp", "is not a pair of this release")) < 400
+
+
+SEEDS_REACH_THE_FLOW = """
+import sys
+from pathlib import Path
+from abstaingen.config import GenerateConfig, load_seeds
+from abstaingen.errors import AbstaingenError
+import abstaingen.flows.generate as generate
+
+async def count_seeds(config, seeds_file, probe):  # the real flow run, Prefect and all, minus the work
+    seeds = load_seeds(seeds_file)
+    return generate.GenerationResult(release=None, funnel=[], refusal=f"{len(seeds)} seeds, {sum(len(s.instruction) for s in seeds)} characters")
+
+generate._generate_release = count_seeds
+try:
+    generate.run_generate(GenerateConfig(), load_seeds(Path(sys.argv[1])))
+except AbstaingenError as exc:
+    print(exc)
+"""
+
+
+def test_seeds_of_any_total_size_reach_the_flow(tmp_path: Path) -> None:
+    """Seeds travel to the flow as a file: 36 seeds of 16,000 characters (560 KB, beyond the 512 KiB
+    Prefect takes as flow parameters) reach a real flow run whole. The run's work is left out."""
+    from abstaingen.generators.builtin import DOMAIN_NAMES
+
+    seeds = tmp_path / "seeds.jsonl"
+    filler = " Keep every record of the customer in order." * 400
+    seeds.write_text("".join(json.dumps({"instruction": f"Help customer {n} with their account.{filler}"[:16000],
+                                         "domain": DOMAIN_NAMES[n % len(DOMAIN_NAMES)]}) + "\n" for n in range(36)))
+    assert seeds.stat().st_size > 512 * 1024
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
+    run = subprocess.run([sys.executable, "-c", SEEDS_REACH_THE_FLOW, str(seeds)], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert "release refused, nothing was published: 36 seeds, 576000 characters" in run.stdout, run.stderr[-3000:]

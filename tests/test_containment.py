@@ -322,3 +322,15 @@ def test_a_stderr_flood_is_cut_short(backend: str, tmp_path: Path) -> None:
             return os.fstat(session._errlog.fileno()).st_size
 
     assert anyio.run(flood_once) <= 2 * 2**20
+
+
+@pytest.mark.parametrize("backend", [b for b in ISOLATED if b.values[0] == "docker"])
+def test_a_record_folder_is_not_opened_to_other_users(backend: str, tmp_path: Path) -> None:
+    record = tmp_path / "record"
+    record.mkdir(mode=0o700)
+    docker_backend = get_backend(backend, LIMITS)
+    settings = docker_backend.container(tmp_path, {}, record)  # type: ignore[attr-defined]
+    mode = record.stat().st_mode
+    assert not mode & 0o002, oct(mode)  # not world-writable
+    user = settings["user"].split(":")[0]
+    assert int(user) == record.stat().st_uid  # the container's user owns it; nobody else can write

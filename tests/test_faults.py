@@ -172,3 +172,38 @@ def test_a_run_whose_prefect_api_dies_publishes_nothing(tmp_path: Path, prefect_
     assert last == "abstaingen: error: the Prefect API stopped answering during the run: nothing was published"
     dataset = tmp_path / "artifacts" / DATASET
     assert not dataset.exists() or list(dataset.iterdir()) == []
+
+
+@pytest.mark.parametrize("backend", [DOCKER])
+def test_a_container_that_cannot_be_removed_does_not_end_the_run(backend: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import requests
+    from builtin_fixtures import builtin_bundle, builtin_pair
+
+    from abstaingen.model import Scenario
+    from abstaingen.sandboxes import docker_transport
+    from abstaingen.sandboxes.backends import get_backend
+    from abstaingen.validators.validate import validate_pairs
+
+    really_remove = docker_transport.remove_now
+    refusals: list[str] = []
+
+    def slow_engine(container: object) -> None:
+        if not refusals:  # the first removal times out, as with a 30 MB state on a busy engine
+            refusals.append(str(container))
+            raise requests.exceptions.ReadTimeout("the engine did not answer in time")
+        really_remove(container)
+
+    monkeypatch.setattr(docker_transport, "remove_now", slow_engine)
+    left_before = len(docker_transport.LEFTOVERS)
+    batch = validate_pairs(builtin_bundle("travel"), [builtin_pair(Scenario.S1)], get_backend(backend))
+    assert len(batch.accepted) == 1 and refusals
+    assert len(docker_transport.LEFTOVERS) == left_before + 1 and "ReadTimeout" in docker_transport.LEFTOVERS[-1]
+
+    import docker
+
+    engine = docker.from_env()
+    deadline = time.monotonic() + 20
+    while engine.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={os.getpid()}"}):
+        assert time.monotonic() < deadline, "the container was not removed in the background"
+        time.sleep(0.5)

@@ -1,0 +1,72 @@
+"""The launcher that caps a local or bwrap sandbox's process tree, in both of its modes: a cgroup
+where it can make one, and the watchdog alone (what machines without a writable cgroup get)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from abstaingen.sandboxes.backends import CONFINE
+
+FORKS = """
+import os, time
+born = 0
+try:
+    for _ in range(60):
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        born += 1
+except OSError:
+    pass
+print(born, flush=True)
+time.sleep(5)
+"""
+HOG = "block = b'x' * (400 * 2 ** 20)\nprint('held', flush=True)\nimport time\ntime.sleep(5)\n"
+DAEMON = """
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        print(os.getpid(), flush=True)
+        time.sleep(60)
+    os._exit(0)
+os.wait()
+time.sleep(0.5)
+"""
+
+
+def confine(code: str, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-I", str(CONFINE), "--memory-mb", "256", "--max-procs", "16", *flags,
+                           "--", sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("mode", [[], ["--no-cgroup"]], ids=["cgroup", "watchdog"])
+def test_a_fork_bomb_is_held_under_the_process_cap(mode: list[str]) -> None:
+    run = confine(FORKS, *mode)
+    if mode:  # the watchdog stops the whole tree once it counts too many
+        assert run.returncode == 137 and "processes, above the limit of 16" in run.stderr, run.stderr
+    else:  # the cgroup makes the fork fail
+        assert run.returncode == 0 and int(run.stdout) < 16, (run.stdout, run.stderr)
+
+
+@pytest.mark.parametrize("mode", [[], ["--no-cgroup"]], ids=["cgroup", "watchdog"])
+def test_memory_above_the_cap_stops_the_tree(mode: list[str]) -> None:
+    run = confine(HOG, *mode)
+    assert run.returncode == 137, (run.stdout, run.stderr)
+    if mode:  # the watchdog sees the resident total after the allocation
+        assert "MB resident in total, above the limit of 256 MB" in run.stderr
+    else:  # the cgroup's OOM killer stops the allocation itself
+        assert "held" not in run.stdout
+
+
+@pytest.mark.parametrize("mode", [[], ["--no-cgroup"]], ids=["cgroup", "watchdog"])
+def test_a_setsid_daemon_dies_with_the_session(mode: list[str]) -> None:
+    run = confine(DAEMON, *mode)
+    daemon = int(run.stdout)
+    assert run.returncode == 0
+    with pytest.raises(ProcessLookupError):
+        os.kill(daemon, 0)
