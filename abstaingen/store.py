@@ -476,6 +476,20 @@ def _require_safe_name(name: str, what: str) -> None:
         raise ValueError(f"{what} {name!r} cannot be used as a folder name")
 
 
+# --- scratch folders ----------------------------------------------------------------------------
+
+
+def scratch_folder(purpose: str) -> tempfile.TemporaryDirectory[str]:
+    """A temporary folder named after this process, so that `remove_scratch` can find it when the
+    run is stopped before the folder's own cleanup runs."""
+    return tempfile.TemporaryDirectory(prefix=f"abstaingen-{os.getpid()}-{purpose}-")
+
+
+def remove_scratch() -> None:
+    for folder in Path(tempfile.gettempdir()).glob(f"abstaingen-{os.getpid()}-*"):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 # --- small file helpers --------------------------------------------------------------------------
 
 

@@ -16,7 +16,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import tempfile
 from pathlib import Path
 
 import httpx
@@ -50,7 +49,7 @@ from abstaingen.sandboxes.backends import (
     stop_local_sandboxes,
 )
 from abstaingen.sandboxes.docker_transport import LEFTOVERS
-from abstaingen.store import publish_release
+from abstaingen.store import publish_release, remove_scratch, scratch_folder
 from abstaingen.validators.shortcuts import LIMIT as SHORTCUT_LIMIT
 from abstaingen.validators.validate import ValidatedBatch, validate_pairs_async
 
@@ -70,14 +69,15 @@ def sweep_sandboxes(backend: str) -> None:
             DockerBackend().sweep()
 
 
-def stop_children() -> None:
-    """On a signal: stop every sandbox this process started, then its other children (Prefect's
-    temporary server)."""
+def abandon_run() -> None:
+    """For a run stopped by a signal or a dead API: stop every sandbox this process started, then
+    its other children (Prefect's temporary server), and delete its scratch folders."""
     stop_local_sandboxes()
     sweep_sandboxes("docker")
     for child in child_processes():
         with contextlib.suppress(OSError):
             os.kill(child, signal.SIGTERM)
+    remove_scratch()
 
 
 def code_version() -> str:
@@ -273,11 +273,11 @@ def run_generate(config: GenerateConfig, seeds: list[SeedInstruction] | None = N
     # the user's to fix and gets one line, not a traceback from inside every validation task.
     chosen = select_backend(config.sandbox.backend).name
     config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": chosen})})
-    with tempfile.TemporaryDirectory(prefix="abstaingen-seeds-") as folder:
+    with scratch_folder("seeds") as folder:
         seeds_file = Path(folder) / "seeds.jsonl"
         seeds_file.write_text("".join(s.model_dump_json() + "\n" for s in in_scope), encoding="utf-8")
         try:
-            with stop_on_signals(stop_children):
+            with stop_on_signals(abandon_run):
                 result = asyncio.run(generate_release(config, seeds_file))
         finally:
             sweep_sandboxes(chosen)

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -70,6 +71,11 @@ def wait_for_sandbox(run: subprocess.Popen[str], backend: str, timeout_s: float 
             return found[0]
         time.sleep(0.05)
     raise AssertionError(f"no sandbox of the run appeared; stderr: {run.stderr.read() if run.stderr else ''}")
+
+
+def scratch_of(run: subprocess.Popen[str]) -> list[Path]:
+    """Temporary folders the run made (bundles for its sandboxes, its seeds) and left behind."""
+    return list(Path(tempfile.gettempdir()).glob(f"abstaingen-{run.pid}-*"))
 
 
 def alive(pid: int) -> bool:
@@ -154,6 +160,7 @@ def test_a_signal_to_the_process_group_stops_the_run_and_publishes_nothing(
     assert not dataset.exists() or list(dataset.iterdir()) == []  # no version, no staging folder
     time.sleep(0.5)
     assert [(pid, command) for pid, command in running if alive(pid)] == []
+    assert scratch_of(run) == []
     if backend == "docker":
         import docker
 
@@ -172,6 +179,7 @@ def test_a_run_whose_prefect_api_dies_publishes_nothing(tmp_path: Path, prefect_
     assert last == "abstaingen: error: the Prefect API stopped answering during the run: nothing was published"
     dataset = tmp_path / "artifacts" / DATASET
     assert not dataset.exists() or list(dataset.iterdir()) == []
+    assert scratch_of(run) == []
 
 
 @pytest.mark.parametrize("backend", [DOCKER])

@@ -6,7 +6,6 @@ environment: replay of T+ (twice, for determinism), the witness of T-, and the b
 
 from __future__ import annotations
 
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,7 @@ from abstaingen.model.common import Model
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxError, SandboxSession
-from abstaingen.store import write_bundle
+from abstaingen.store import scratch_folder, write_bundle
 from abstaingen.validators.baselines import GATE_CHECKS, gate_checks, run_baselines
 from abstaingen.validators.code_gate import CHECK as CODE_GATE
 from abstaingen.validators.code_gate import check_code
@@ -146,7 +145,7 @@ async def validate_pairs_async(bundle: EnvironmentBundle, pairs: list[TaskPair],
     executable = [p for p in pairs if all(c.passed for c in structural[p.pair_id])]
     run = SandboxRun()
     if all(c.passed for c in environment) and executable:
-        with tempfile.TemporaryDirectory(prefix="abstaingen-env-") as tmp:
+        with scratch_folder("env") as tmp:
             bundle_dir = Path(tmp) / bundle.env_id
             write_bundle(bundle, bundle_dir)
             run = await _run_in_sandbox(bundle, bundle_dir, backend, executable)
