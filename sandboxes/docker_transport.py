@@ -26,7 +26,6 @@ from abstaingen.sandboxes.backends import Streams
 
 STDERR = 2
 MAX_STDERR_BYTES = 2**20  # what the grader keeps of a container's stderr; the rest is dropped
-REMOVE_TIMEOUT_S = 30
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
@@ -99,7 +98,7 @@ def _remove(container: Any) -> None:
     """Remove the container; if the engine does not manage in time, keep trying in the background.
 
     A failed removal must not end the run: the session is over either way, and a leftover container
-    is counted and swept by `sweep_containers` when the run ends."""
+    is counted and swept by `DockerBackend.sweep` when the run ends."""
     try:
         remove_now(container)
     except Exception as exc:  # noqa: BLE001 - timeouts come from requests, refusals from the engine
@@ -116,5 +115,5 @@ def _remove_later(container: Any) -> None:
         try:
             remove_now(container)
             return
-        except Exception:  # noqa: BLE001, S112 - tried again after the delay, then left for the sweep
+        except Exception:  # noqa: BLE001 - tried again after the delay, then left for the sweep
             continue
