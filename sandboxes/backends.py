@@ -105,7 +105,7 @@ class BwrapBackend(LocalBackend):
                  "sys.exit(int(caps,16) != 0 or os.getuid() == 0 or any(os.path.exists(p) for p in "
                  "('/etc','/var','/run','/home')))")
         try:
-            result = subprocess.run(["bwrap", *BwrapBackend.isolation(), sys.executable, "-I", "-c", probe],
+            result = subprocess.run(["bwrap", *BwrapBackend.isolation(), PYTHON_IN_VIEW, "-I", "-c", probe],
                                     capture_output=True, timeout=20)
         except (OSError, subprocess.TimeoutExpired):
             return False
@@ -133,7 +133,7 @@ class BwrapBackend(LocalBackend):
         record = ["--bind", str(record_dir.resolve()), "/record"] if record_dir else []
         view = ["--ro-bind", str(RUNTIME_SERVER), RUNTIME_IN_VIEW, "--ro-bind", str(bundle_dir.resolve()), "/bundle",
                 *record]
-        runtime = [sys.executable, *_runtime_args(RUNTIME_IN_VIEW, "/bundle", self.limits,
+        runtime = [PYTHON_IN_VIEW, *_runtime_args(RUNTIME_IN_VIEW, "/bundle", self.limits,
                                                   "/record" if record_dir else None)]
         return StdioServerParameters(command=sys.executable, env=env,
                                      args=_confined(self.limits, ["bwrap", *self.isolation(), *view, *runtime]))
@@ -142,6 +142,9 @@ class BwrapBackend(LocalBackend):
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SCRATCH_BYTES = 16 * 2**20
 RUNTIME_IN_VIEW = "/opt/abstaingen/runtime_server.py"
+# The interpreter's path without '..' (started as tests/../.venv/bin/python, it would name a folder
+# outside the view) and without resolving its link (a venv's python must keep its own path).
+PYTHON_IN_VIEW = os.path.abspath(sys.executable)
 
 
 def _python_roots() -> list[str]:

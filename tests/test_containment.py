@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -104,6 +105,7 @@ def get_ticket(state, booking_id):
 """,
     "reach the network": """
 import socket
+import subprocess
 def get_ticket(state, booking_id):
     for address in [('127.0.0.1', HOST_PORT), ('1.1.1.1', 80), ('10.0.2.2', 80)]:
         try:
@@ -334,3 +336,15 @@ def test_a_record_folder_is_not_opened_to_other_users(backend: str, tmp_path: Pa
     assert not mode & 0o002, oct(mode)  # not world-writable
     user = settings["user"].split(":")[0]
     assert int(user) == record.stat().st_uid  # the container's user owns it; nobody else can write
+
+
+@pytest.mark.parametrize("backend", [b for b in ISOLATED if b.values[0] == "bwrap"])
+def test_bwrap_works_for_a_python_started_through_a_relative_path(backend: str) -> None:
+    """`tests/../.venv/bin/python` names a folder outside the sandbox's view; the sandbox must use
+    the interpreter's normalized path."""
+    prefix = Path(sys.prefix)
+    sibling = next(d for d in sorted(prefix.parent.iterdir()) if d.is_dir() and d != prefix)
+    relative = Path("..") / prefix.name / "bin" / Path(sys.executable).name  # Python keeps the '..' of this one
+    probe = f"from abstaingen.sandboxes.backends import get_backend; print(get_backend({backend!r}).name)"
+    run = subprocess.run([str(relative), "-c", probe], cwd=sibling, capture_output=True, text=True, timeout=60)
+    assert run.stdout.strip() == backend, run.stderr[-2000:]
