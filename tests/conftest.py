@@ -115,3 +115,20 @@ def pytest_configure(config: pytest.Config) -> None:
         from abstaingen.sandboxes.image import ensure_image
 
         ensure_image()
+
+
+@pytest.fixture(scope="session")
+def standin_server():
+    """One stand-in OpenAI + Anthropic model server (tests/standin) for the whole session."""
+    from standin import StandIn
+
+    server = StandIn()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def standin(standin_server):
+    """The session's stand-in model server, with no scripts, defaults or recorded requests."""
+    standin_server.reset()
+    yield standin_server
