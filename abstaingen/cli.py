@@ -2,6 +2,7 @@
 
     abstaingen generate [--config PATH] [--seeds PATH] [--output DIR] [--domains a,b] [--seed N] [--sandbox B]
     abstaingen sandbox build-image [--dockerfile]
+    abstaingen models check [--config PATH]
     abstaingen env serve BUNDLE_DIR [--task PAIRS_JSONL --task-id ID] [--record DIR]
     abstaingen release verify RELEASE_DIR
     abstaingen release audit-sample RELEASE_DIR [--n 48] [--seed N] [--output DIR]
@@ -94,6 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
     build = sandbox.add_parser("build-image", help="build the sandbox image (offline with debootstrap by default)")
     build.add_argument("--dockerfile", action="store_true", help="docker build from sandboxes/Dockerfile instead")
     build.set_defaults(command=run_build_image_command)
+
+    models = commands.add_parser("models", help="the language models of the llm backend").add_subparsers(
+        title="models commands", required=True, metavar="COMMAND"
+    )
+    check = models.add_parser("check", help="one tiny structured request per configured role")
+    check.add_argument("--config", type=Path, metavar="PATH", help="TOML config with [providers], [models], [roles]")
+    check.set_defaults(command=run_models_check_command)
 
     release = commands.add_parser("release", help="work with published releases").add_subparsers(
         title="release commands", required=True, metavar="COMMAND"
@@ -222,6 +230,21 @@ def _require_runs_in(variant: TaskVariant, bundle: EnvironmentBundle, bundle_dir
     unknown = sorted({*overlay.hidden_tools, *(b.name for b in overlay.broken_tools)} - {t.name for t in bundle.tools})
     if unknown:
         raise AbstaingenError(f"task {variant.task_id} hides or breaks tools {bundle_dir} does not have: {unknown}")
+
+
+# --- models check --------------------------------------------------------------------------------
+
+
+def run_models_check_command(options: argparse.Namespace) -> int:
+    import asyncio
+
+    from abstaingen.providers.check import check_roles, format_checks
+
+    config = load_config(options.config)
+    roles = {"generator": config.roles.generator, "judge": config.roles.judge}
+    checks = asyncio.run(check_roles(config.models, config.providers, roles))
+    print(format_checks(checks))
+    return EXIT_OK if all(c.works for c in checks) else EXIT_FAILED
 
 
 # --- release verify ------------------------------------------------------------------------------

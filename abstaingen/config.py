@@ -20,6 +20,19 @@ Config file shape; every section and key is optional:
     memory_mb = 1024                # 256 to 65536
     allow_unsandboxed = false       # LLM-written code may run in a plain subprocess only if true
     allow_infrastructure_loss = false  # publish although sandbox failures lost a domain or scenario
+    [providers.openai]              # an endpoint, by a name of yours (see abstaingen.providers)
+    kind = "openai"                 # openai | anthropic | openai_compatible
+    api_key_env = "OPENAI_API_KEY"  # the key is read from this environment variable, never from here
+    base_url = "http://127.0.0.1:8000/v1"  # optional: a vLLM, Ollama or llama.cpp server
+    concurrency = 8
+    [models.writer]                 # a model, by a name of yours
+    name = "gpt-5-mini"
+    provider = "openai"
+    family = "gpt"
+    input_usd_per_mtok = 0.25
+    output_usd_per_mtok = 2.0
+    [roles]
+    generator = "writer"            # judge = "..." (a model of another family)
 
 The sandbox keys guard what untrusted code may do, so they are strict: allow_unsandboxed must be a
 TOML boolean (not "yes" or 1), and the limits must be finite numbers within the ranges above (TOML's
@@ -45,10 +58,20 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StrictBool, StrictInt, StrictStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from abstaingen.errors import AbstaingenError, read_user_text, shown
 from abstaingen.model.common import Model, content_hash
+from abstaingen.providers import ModelConfig, ProviderConfig
 
 __all__ = [
     "STAGES",
@@ -148,11 +171,42 @@ class SandboxConfig(Model):
         default=False, description="publish even when sandbox failures lost a whole domain or scenario (with a warning)")
 
 
+class RolesConfig(Model):
+    """Which model (a key of [models]) plays each role."""
+
+    generator: StrictStr | None = Field(default=None, description="writes environments, tasks and perturbations")
+    judge: StrictStr | None = Field(default=None, description="judges labels and replies; another family")
+
+
 class GenerateConfig(Model):
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     backends: BackendsConfig = Field(default_factory=BackendsConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict, description="endpoints, by a name of yours")
+    models: dict[str, ModelConfig] = Field(default_factory=dict, description="models, by a name of yours")
+    roles: RolesConfig = Field(default_factory=RolesConfig)
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> GenerateConfig:
+        for key, model in self.models.items():
+            if model.provider not in self.providers:
+                raise ValueError(f"models.{key}.provider: no provider {shown(model.provider)} in [providers] "
+                                 f"(known: {', '.join(self.providers) or 'none'})")
+        for role in ("generator", "judge"):
+            chosen = getattr(self.roles, role)
+            if chosen is not None and chosen not in self.models:
+                raise ValueError(f"roles.{role}: no model {shown(chosen)} in [models] "
+                                 f"(known: {', '.join(self.models) or 'none'})")
+        return self
+
+    def role(self, role: str) -> tuple[ModelConfig, ProviderConfig] | None:
+        """The model that plays `role` and its provider, or None when the role is not configured."""
+        chosen = getattr(self.roles, role)
+        if chosen is None:
+            return None
+        model = self.models[chosen]
+        return model, self.providers[model.provider]
 
     def backend_for(self, stage: str) -> BackendName:
         if stage not in STAGES:

@@ -1,0 +1,73 @@
+"""OpenAI's chat completions with structured outputs, and any server that speaks that API
+(vLLM, Ollama, llama.cpp server) through `base_url`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import openai
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.shared_params import ResponseFormatJSONSchema
+
+from abstaingen.providers import (
+    ModelConfig,
+    ProviderConfig,
+    ProviderError,
+    StructuredReply,
+    StructuredRequest,
+    Usage,
+    api_key,
+)
+
+
+class OpenAIProvider:
+    def __init__(self, config: ProviderConfig):
+        self.config = config
+        self.client = openai.AsyncOpenAI(api_key=api_key(config), base_url=config.base_url,
+                                         timeout=config.timeout_s, max_retries=config.max_retries)
+        self.slots = asyncio.Semaphore(config.concurrency)
+
+    async def complete(self, model: ModelConfig, request: StructuredRequest) -> StructuredReply:
+        # OpenAI's own API wants max_completion_tokens; compatible servers mostly know only max_tokens.
+        own_api = self.config.kind == "openai"
+        messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": request.system},
+                                                       {"role": "user", "content": request.user}]
+        response_format: ResponseFormatJSONSchema = {"type": "json_schema", "json_schema": {
+            "name": request.schema_name, "schema": dict(request.json_schema), "strict": True}}
+        started = time.monotonic()
+        async with self.slots:
+            try:
+                completion = await self.client.chat.completions.create(
+                    model=model.name, temperature=model.temperature, messages=messages, response_format=response_format,
+                    max_completion_tokens=model.max_output_tokens if own_api else openai.omit,
+                    max_tokens=openai.omit if own_api else model.max_output_tokens,
+                )
+            except openai.APIStatusError as exc:
+                raise ProviderError(f"{model.name}: HTTP {exc.status_code}: {_message(exc)}") from None
+            except openai.APIConnectionError as exc:
+                raise ProviderError(f"{model.name}: {type(exc).__name__}: {exc}") from None
+        latency = time.monotonic() - started
+        usage = Usage(input_tokens=completion.usage.prompt_tokens if completion.usage else 0,
+                      output_tokens=completion.usage.completion_tokens if completion.usage else 0)
+        reply = StructuredReply(usage=usage, latency_s=latency, model=completion.model or model.name)
+        if not completion.choices:
+            return reply.model_copy(update={"problem": "the reply had no choices"})
+        choice = completion.choices[0]
+        message = choice.message
+        if getattr(message, "refusal", None):
+            return reply.model_copy(update={"text": message.refusal, "problem": "the model refused"})
+        text = message.content or ""
+        if choice.finish_reason == "length":
+            return reply.model_copy(update={"text": text, "problem": "the reply was cut off at the token limit"})
+        try:
+            return reply.model_copy(update={"value": json.loads(text)})
+        except json.JSONDecodeError as exc:
+            return reply.model_copy(update={"text": text, "problem": f"the reply is not JSON: {exc}"})
+
+
+def _message(exc: openai.APIStatusError) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error", body)
+    return str(error.get("message") if isinstance(error, dict) else error or exc.message)[:300]

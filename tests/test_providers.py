@@ -1,0 +1,188 @@
+"""The OpenAI and Anthropic providers, and `abstaingen models check`, against the stand-in model
+server (tests/standin: a fixture on 127.0.0.1 that speaks both HTTP APIs to the real SDKs)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from standin import Answer, Delay, Raw, Refusal, StandIn, Status, Truncated
+
+from abstaingen import cli
+from abstaingen.errors import AbstaingenError
+from abstaingen.providers import (
+    ModelConfig,
+    ProviderConfig,
+    ProviderError,
+    StructuredReply,
+    StructuredRequest,
+    build_provider,
+)
+
+KEY = "sk-standin-not-a-real-key"
+REQUEST = StructuredRequest(
+    system="You write test data.", user="Give a city.", schema_name="city",
+    json_schema={"type": "object", "additionalProperties": False, "required": ["name"],
+                 "properties": {"name": {"type": "string"}}})
+KINDS = ["openai", "anthropic", "openai_compatible"]
+
+
+def endpoint(standin: StandIn, kind: str, **settings: object) -> ProviderConfig:
+    base = standin.anthropic_base_url if kind == "anthropic" else standin.openai_base_url
+    return ProviderConfig.model_validate({"kind": kind, "base_url": base, "api_key_env": "STANDIN_KEY",
+                                          "max_retries": 2, **settings})
+
+
+MODEL = ModelConfig(name="stand-in-1", provider="standin", family="standin", input_usd_per_mtok=1.0,
+                    output_usd_per_mtok=4.0)
+
+
+def ask(provider: ProviderConfig, request: StructuredRequest = REQUEST) -> StructuredReply:
+    async def once() -> StructuredReply:
+        return await build_provider(provider).complete(MODEL, request)
+
+    return anyio.run(once)
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STANDIN_KEY", KEY)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_structured_answer_comes_back_with_usage_and_the_key_from_the_environment(kind: str,
+                                                                                     standin: StandIn) -> None:
+    standin.script("city", Answer({"name": "Lyon"}))
+    reply = ask(endpoint(standin, kind))
+    assert reply.value == {"name": "Lyon"} and reply.problem is None
+    assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
+    assert reply.usage.cost_usd(MODEL) == pytest.approx(
+        (reply.usage.input_tokens * 1.0 + reply.usage.output_tokens * 4.0) / 1e6)
+    [sent] = standin.requests
+    credential = sent.headers.get("x-api-key") or sent.headers.get("authorization")
+    assert credential in (KEY, f"Bearer {KEY}")
+    if kind == "anthropic":
+        assert sent.body["tool_choice"] == {"type": "tool", "name": "city"}
+        assert sent.body["tools"][0]["input_schema"] == REQUEST.json_schema
+    else:
+        assert sent.body["response_format"]["json_schema"]["strict"] is True
+        # OpenAI's API takes max_completion_tokens; compatible servers mostly only max_tokens
+        assert ("max_completion_tokens" in sent.body) is (kind == "openai")
+        assert ("max_tokens" in sent.body) is (kind == "openai_compatible")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("reply", "problem"), [
+    (Raw('{"name": "Lyon"'), "not JSON|did not call the tool"),
+    (Refusal("I will not write that."), "refused"),
+    (Truncated({"name": "Ly"}), "cut off"),
+])
+def test_what_is_not_an_answer_says_why(kind: str, reply: object, problem: str, standin: StandIn) -> None:
+    standin.script("city", reply)
+    got = ask(endpoint(standin, kind))
+    assert got.value is None and got.problem is not None
+    assert any(p in got.problem for p in problem.split("|")), got.problem
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_429_is_retried_after_the_time_it_asks_for(kind: str, standin: StandIn) -> None:
+    standin.script("city", Status(429, retry_after_s=1.0), Answer({"name": "Lyon"}))
+    started = time.monotonic()
+    reply = ask(endpoint(standin, kind))
+    assert reply.value == {"name": "Lyon"}
+    assert standin.count("city") == 2
+    assert time.monotonic() - started >= 1.0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_provider_that_keeps_failing_raises_one_clear_error(kind: str, standin: StandIn) -> None:
+    standin.otherwise("city", Status(500))
+    with pytest.raises(ProviderError, match="HTTP 500") as raised:
+        ask(endpoint(standin, kind, max_retries=1))
+    assert standin.count("city") == 2  # the first try and the SDK's one retry
+    assert KEY not in str(raised.value)
+
+
+def test_a_missing_key_names_the_variable_and_nothing_else(standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("STANDIN_KEY")
+    with pytest.raises(AbstaingenError, match="the environment variable STANDIN_KEY"):
+        ask(endpoint(standin, "openai"))
+    assert standin.count() == 0
+
+
+@pytest.mark.parametrize(("concurrency", "at_least", "at_most"), [(2, 1.0, 1.9), (4, 0.5, 0.95)])
+def test_requests_in_flight_are_capped_per_provider(concurrency: int, at_least: float, at_most: float,
+                                                    standin: StandIn) -> None:
+    standin.otherwise("city", Delay(0.5, Answer({"name": "Lyon"})))
+    provider = build_provider(endpoint(standin, "openai", concurrency=concurrency))
+
+    async def four() -> None:
+        async with anyio.create_task_group() as group:
+            for _ in range(4):
+                group.start_soon(provider.complete, MODEL, REQUEST)
+
+    started = time.monotonic()
+    anyio.run(four)
+    assert at_least <= time.monotonic() - started <= at_most
+
+
+def config_for(standin: StandIn, tmp_path: Path, judge_key_env: str = "STANDIN_KEY") -> Path:
+    config = tmp_path / "models.toml"
+    config.write_text(f"""
+[providers.local]
+kind = "openai_compatible"
+base_url = "{standin.openai_base_url}"
+api_key_env = "STANDIN_KEY"
+max_retries = 0
+[providers.claude]
+kind = "anthropic"
+base_url = "{standin.anthropic_base_url}"
+api_key_env = "{judge_key_env}"
+max_retries = 0
+[models.writer]
+name = "stand-in-writer"
+provider = "local"
+family = "llama"
+[models.checker]
+name = "stand-in-judge"
+provider = "claude"
+family = "claude"
+[roles]
+generator = "writer"
+judge = "checker"
+""")
+    return config
+
+
+def test_models_check_reports_every_role(standin: StandIn, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    standin.otherwise("readiness_check", Answer({"ok": True, "word": "ready"}))
+    assert cli.main(["models", "check", "--config", str(config_for(standin, tmp_path))]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split(":")[0] for line in lines] == ["generator", "judge"]
+    assert all(": ok: structured output works" in line for line in lines), lines
+    assert {r.api for r in standin.requests} == {"openai", "anthropic"}
+
+
+def test_models_check_fails_a_role_whose_key_is_missing(standin: StandIn, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    standin.otherwise("readiness_check", Answer({"ok": True, "word": "ready"}))
+    assert cli.main(["models", "check", "--config", str(config_for(standin, tmp_path, "NO_SUCH_KEY_VAR"))]) == 1
+    generator, judge = capsys.readouterr().out.strip().splitlines()
+    assert ": ok: " in generator
+    assert ": FAILED: the environment variable NO_SUCH_KEY_VAR" in judge
+
+
+def test_models_check_fails_a_model_that_answers_in_prose(standin: StandIn, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    standin.otherwise("readiness_check", Raw("Sure! Here is the object: ok"))
+    assert cli.main(["models", "check", "--config", str(config_for(standin, tmp_path))]) == 1
+    assert all(": FAILED: " in line for line in capsys.readouterr().out.strip().splitlines())
+
+
+def test_a_role_naming_an_unknown_model_is_a_config_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text('[roles]\ngenerator = "nobody"\n')
+    assert cli.main(["models", "check", "--config", str(config)]) == 2
+    assert "roles.generator: no model 'nobody' in [models]" in capsys.readouterr().err
