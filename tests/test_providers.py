@@ -20,6 +20,7 @@ from abstaingen.providers import (
     StructuredRequest,
     build_provider,
 )
+from abstaingen.providers.calls import BudgetExhausted, Caller, ProviderUnavailable, ResponseCache
 
 KEY = "sk-standin-not-a-real-key"
 REQUEST = StructuredRequest(
@@ -186,3 +187,80 @@ def test_a_role_naming_an_unknown_model_is_a_config_error(tmp_path: Path, capsys
     config.write_text('[roles]\ngenerator = "nobody"\n')
     assert cli.main(["models", "check", "--config", str(config)]) == 2
     assert "roles.generator: no model 'nobody' in [models]" in capsys.readouterr().err
+
+
+# --- the caller: cache, ledger, budget, circuit breaker -------------------------------------------
+
+
+def caller_for(standin: StandIn, tmp_path: Path, **settings: object) -> Caller:
+    providers = {"standin": endpoint(standin, "openai", max_retries=0)}
+    return Caller(providers, {"writer": MODEL}, cache=ResponseCache(tmp_path / "cache"), **settings)  # type: ignore[arg-type]
+
+
+def call(caller: Caller, request: StructuredRequest = REQUEST) -> StructuredReply:
+    return calls(caller, request)[0]  # type: ignore[return-value]
+
+
+def calls(caller: Caller, *requests: StructuredRequest) -> list[StructuredReply | Exception]:
+    """The requests one after the other in one event loop (a caller's clients belong to one loop);
+    an error is returned in its place."""
+    async def each() -> list[StructuredReply | Exception]:
+        results: list[StructuredReply | Exception] = []
+        for request in requests:
+            try:
+                results.append(await caller.call("environment", "writer", request))
+            except Exception as exc:  # noqa: BLE001 - the test looks at it
+                results.append(exc)
+        return results
+
+    return anyio.run(each)
+
+
+def test_a_rerun_makes_no_request_and_a_changed_prompt_only_its_own(standin: StandIn, tmp_path: Path) -> None:
+    standin.otherwise("city", Answer({"name": "Lyon"}))
+    first = call(caller_for(standin, tmp_path))
+    again = caller_for(standin, tmp_path)  # a new run, the same cache folder
+    assert call(again) == first
+    assert standin.count() == 1
+    [line] = again.ledger()
+    assert (line.calls, line.cached, line.cost_usd) == (1, 1, 0.0)
+    call(again, REQUEST.model_copy(update={"system": "You write test data, in French."}))
+    assert standin.count() == 2
+    assert all(KEY not in path.read_text() for path in (tmp_path / "cache").rglob("*.json"))
+
+
+def test_a_damaged_cache_entry_is_a_miss_not_a_crash(standin: StandIn, tmp_path: Path) -> None:
+    standin.otherwise("city", Answer({"name": "Lyon"}))
+    call(caller_for(standin, tmp_path))
+    [entry] = (tmp_path / "cache").rglob("*.json")
+    entry.write_text('{"value": ')
+    assert call(caller_for(standin, tmp_path)).value == {"name": "Lyon"}
+    assert standin.count() == 2 and StructuredReply.model_validate_json(entry.read_text()).value == {"name": "Lyon"}
+
+
+def test_the_ledger_adds_tokens_and_money_per_stage_and_model(standin: StandIn, tmp_path: Path) -> None:
+    standin.otherwise("city", Answer({"name": "Lyon"}))
+    caller = caller_for(standin, tmp_path)
+    replies = calls(caller, *(REQUEST.model_copy(update={"user": f"Give city number {n}."}) for n in range(3)))
+    [line] = caller.ledger()
+    assert line.calls == 3
+    assert line.input_tokens == sum(r.usage.input_tokens for r in replies if isinstance(r, StructuredReply))
+    assert line.cost_usd == pytest.approx(sum(r.usage.cost_usd(MODEL) for r in replies
+                                              if isinstance(r, StructuredReply)))
+
+
+def test_a_spent_budget_stops_further_calls(standin: StandIn, tmp_path: Path) -> None:
+    standin.otherwise("city", Answer({"name": "Lyon"}))
+    caller = caller_for(standin, tmp_path, budget_usd=1e-9)  # the first call spends it
+    first, refused, cached = calls(caller, REQUEST, REQUEST.model_copy(update={"user": "Another city."}), REQUEST)
+    assert isinstance(refused, BudgetExhausted) and "budget" in str(refused)
+    assert standin.count() == 1
+    assert isinstance(cached, StructuredReply) and cached == first  # cached costs nothing and is still served
+
+
+def test_a_provider_that_keeps_failing_is_no_longer_asked(standin: StandIn, tmp_path: Path) -> None:
+    standin.otherwise("city", Status(500))
+    results = calls(caller_for(standin, tmp_path, breaker_after=3), *[REQUEST] * 4)
+    assert [type(r) for r in results] == [ProviderError] * 3 + [ProviderUnavailable]
+    assert "failed 3 times in a row, the last: stand-in-1: HTTP 500" in str(results[-1])
+    assert standin.count() == 3

@@ -1,0 +1,154 @@
+"""Every model call of a run goes through one `Caller`: a response cache on disk, a ledger of tokens
+and money per stage and model, a budget cap, and a circuit breaker per provider.
+
+The cache is content-addressed: the key is a hash of what determines the answer — the provider's
+kind and endpoint, the model and its sampling settings, the messages and the schema — and nothing
+else (never the key). A rerun of a finished run makes no request; editing one prompt re-runs only the
+calls whose messages changed.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+from pydantic import Field, ValidationError
+
+from abstaingen.errors import AbstaingenError
+from abstaingen.model.common import Model, content_hash
+from abstaingen.providers import (
+    ModelConfig,
+    Provider,
+    ProviderConfig,
+    ProviderError,
+    StructuredReply,
+    StructuredRequest,
+    Usage,
+    build_provider,
+)
+
+
+class BudgetExhausted(AbstaingenError):
+    """The run has spent its budget: no further call is made, work already done is kept."""
+
+
+class ProviderUnavailable(AbstaingenError):
+    """A provider failed so many times in a row that the run stops asking it."""
+
+
+class CallRecord(Model):
+    stage: str
+    model: str = Field(description="the key of [models]")
+    usage: Usage
+    cost_usd: float
+    cached: bool = Field(description="answered from the response cache: no request, no cost")
+
+
+class LedgerLine(Model):
+    stage: str
+    model: str
+    calls: int
+    cached: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+
+class ResponseCache:
+    """Replies on disk, one JSON file per request, under the hash of what determines the answer."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    @staticmethod
+    def key(provider: ProviderConfig, model: ModelConfig, request: StructuredRequest) -> str:
+        return content_hash({
+            "endpoint": [provider.kind, provider.base_url],
+            "model": [model.name, model.temperature, model.max_output_tokens],
+            "request": request.model_dump(mode="json"),
+        })
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> StructuredReply | None:
+        """The stored reply, or None. A damaged entry counts as a miss and is overwritten later."""
+        try:
+            return StructuredReply.model_validate_json(self._path(key).read_bytes())
+        except (OSError, ValidationError):
+            return None
+
+    def put(self, key: str, reply: StructuredReply) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, staging = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            out.write(reply.model_dump_json())
+        os.replace(staging, path)  # whole or absent, also for a reader in another run
+
+
+class Caller:
+    """Use one per run and event loop: the SDK clients it makes belong to the loop that first used them."""
+
+    def __init__(self, providers: dict[str, ProviderConfig], models: dict[str, ModelConfig],
+                 cache: ResponseCache | None = None, budget_usd: float | None = None, breaker_after: int = 5):
+        self.providers = providers
+        self.models = models
+        self.cache = cache
+        self.budget_usd = budget_usd
+        self.breaker_after = breaker_after
+        self.records: list[CallRecord] = []
+        self._clients: dict[str, Provider] = {}
+        self._failures_in_a_row: dict[str, int] = defaultdict(int)
+        self._last_failure: dict[str, str] = {}
+
+    @property
+    def spent_usd(self) -> float:
+        return sum(r.cost_usd for r in self.records)
+
+    async def call(self, stage: str, model_key: str, request: StructuredRequest) -> StructuredReply:
+        model = self.models[model_key]
+        provider_config = self.providers[model.provider]
+        key = ResponseCache.key(provider_config, model, request)
+        if self.cache is not None and (stored := self.cache.get(key)) is not None:
+            self.records.append(CallRecord(stage=stage, model=model_key, usage=stored.usage, cost_usd=0.0, cached=True))
+            return stored
+        if self.budget_usd is not None and self.spent_usd >= self.budget_usd:
+            raise BudgetExhausted(f"the budget of ${self.budget_usd:.2f} is spent (${self.spent_usd:.2f}); "
+                                  "no further model calls")
+        if self._failures_in_a_row[model.provider] >= self.breaker_after:
+            raise ProviderUnavailable(f"provider {model.provider} failed {self._failures_in_a_row[model.provider]} "
+                                      f"times in a row, the last: {self._last_failure[model.provider]}")
+        try:
+            reply = await self._client(model.provider).complete(model, request)
+        except ProviderError as exc:
+            self._failures_in_a_row[model.provider] += 1
+            self._last_failure[model.provider] = str(exc)
+            raise
+        self._failures_in_a_row[model.provider] = 0
+        if self.cache is not None:
+            self.cache.put(key, reply)
+        self.records.append(CallRecord(stage=stage, model=model_key, usage=reply.usage,
+                                       cost_usd=reply.usage.cost_usd(model), cached=False))
+        return reply
+
+    def _client(self, name: str) -> Provider:
+        if name not in self._clients:
+            self._clients[name] = build_provider(self.providers[name])
+        return self._clients[name]
+
+    def ledger(self) -> list[LedgerLine]:
+        """Calls, tokens and money per stage and model, for the manifest."""
+        groups: dict[tuple[str, str], list[CallRecord]] = defaultdict(list)
+        for record in self.records:
+            groups[(record.stage, record.model)].append(record)
+        return [LedgerLine(stage=stage, model=model, calls=len(group), cached=sum(r.cached for r in group),
+                           input_tokens=sum(r.usage.input_tokens for r in group if not r.cached),
+                           output_tokens=sum(r.usage.output_tokens for r in group if not r.cached),
+                           cost_usd=round(sum(r.cost_usd for r in group), 6))
+                for (stage, model), group in sorted(groups.items())]
+
+
+__all__ = ["BudgetExhausted", "CallRecord", "Caller", "LedgerLine", "ProviderUnavailable", "ResponseCache"]
