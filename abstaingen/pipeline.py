@@ -9,9 +9,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from abstaingen.generators.builtin.domains import DOMAINS
-from abstaingen.generators.builtin.stages import PositiveTask, perturb, write_positive_task
-from abstaingen.generators.builtin.tasks import NoSuitableRecord
+from abstaingen.generators import Generator, NotApplicable, PositiveTask
 from abstaingen.model import EnvironmentBundle, FunnelStage, Provenance, Scenario, TaskPair
 from abstaingen.model.common import Model
 from abstaingen.model.score import AgentMetrics, LeakageScore, ShortcutScore
@@ -31,22 +29,25 @@ class PositiveBatch(Model):
     funnel: StageCount
 
 
-def write_positives(bundle: EnvironmentBundle, variants: int, seed: int) -> PositiveBatch:
+async def write_positives(generator: Generator, bundle: EnvironmentBundle, variants: int, seed: int) -> PositiveBatch:
     """T+ for every scenario and variant the environment allows; the rest is counted, with its reason."""
+    wanted = [(scenario, variant) for scenario in Scenario for variant in range(variants)]
+    written = await asyncio.gather(*(generator.write_positive_task(bundle, scenario, variant, seed)
+                                     for scenario, variant in wanted), return_exceptions=True)
     tasks, rejected = [], Counter[str]()
-    for scenario in Scenario:
-        for variant in range(variants):
-            try:
-                tasks.append(write_positive_task(bundle, DOMAINS[bundle.domain], scenario, variant, seed))
-            except NoSuitableRecord as exc:
-                rejected[f"{scenario.value}: {exc}"] += 1
-    return PositiveBatch(tasks=tasks, funnel=StageCount(stage="task", received=len(tasks) + sum(rejected.values()),
-                                                        rejected=dict(rejected)))
+    for (scenario, _), outcome in zip(wanted, written):
+        if isinstance(outcome, NotApplicable):
+            rejected[f"{scenario.value}: {outcome}"] += 1
+        elif isinstance(outcome, BaseException):
+            raise outcome
+        else:
+            tasks.append(outcome)
+    return PositiveBatch(tasks=tasks, funnel=StageCount(stage="task", received=len(wanted), rejected=dict(rejected)))
 
 
-def perturb_all(bundle: EnvironmentBundle, positives: PositiveBatch, provenance: Provenance,
-                seed: int) -> list[TaskPair]:
-    return [perturb(p, bundle, DOMAINS[p.domain], provenance, seed) for p in positives.tasks]
+async def perturb_all(generator: Generator, bundle: EnvironmentBundle, positives: PositiveBatch,
+                      provenance: Provenance, seed: int) -> list[TaskPair]:
+    return list(await asyncio.gather(*(generator.perturb(p, bundle, provenance, seed) for p in positives.tasks)))
 
 
 class Deduplicated(Model):

@@ -17,9 +17,9 @@ import os
 import platform
 import time
 
-from abstaingen.generators.builtin.capability import extract_capabilities
+from abstaingen.config import SeedInstruction
+from abstaingen.generators import get_generator
 from abstaingen.generators.builtin.domains import DOMAINS
-from abstaingen.generators.builtin.environment import synthesize_environment
 from abstaingen.model import Provenance, Scenario
 from abstaingen.pipeline import assemble, deduplicate, merge_funnel, perturb_all, validate_concurrently, write_positives
 from abstaingen.sandboxes.backends import LocalBackend
@@ -45,11 +45,15 @@ def main() -> None:
         timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - began
         return value
 
-    specs = timed("capability", lambda: [extract_capabilities(bp.seed_instruction, name) for name, bp in DOMAINS.items()])
-    bundles = timed("environment", lambda: [synthesize_environment(DOMAINS[s.domain], s, options.seed) for s in specs])
+    generator = get_generator("builtin")
+    seeds = [SeedInstruction(instruction=bp.seed_instruction, domain=name) for name, bp in DOMAINS.items()]
+    specs = timed("capability", lambda: [asyncio.run(generator.extract_capabilities(s)) for s in seeds])
+    bundles = timed("environment", lambda: [asyncio.run(generator.synthesize_environment(s, options.seed))
+                                            for s in specs])
     provenance = Provenance(backend={"all": "builtin"}, seed=options.seed, code_version="benchmark")
-    positives = timed("task", lambda: [write_positives(b, variants, options.seed) for b in bundles])
-    candidates = timed("perturbation", lambda: [perturb_all(b, p, provenance, options.seed)
+    positives = timed("task", lambda: [asyncio.run(write_positives(generator, b, variants, options.seed))
+                                       for b in bundles])
+    candidates = timed("perturbation", lambda: [asyncio.run(perturb_all(generator, b, p, provenance, options.seed))
                                                  for b, p in zip(bundles, positives)])
     unique = timed("dedup", lambda: deduplicate(bundles, candidates))
     backend = LocalBackend()

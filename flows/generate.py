@@ -19,20 +19,19 @@ import subprocess
 from pathlib import Path
 
 import httpx
-from prefect import flow, get_client, get_run_logger, task, unmapped
+from prefect import flow, get_client, get_run_logger, task
 from prefect.artifacts import acreate_markdown_artifact, acreate_table_artifact
 from prefect.cache_policies import NONE
 
 import abstaingen
 from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction, load_seeds, seeds_in_scope
 from abstaingen.errors import AbstaingenError
-from abstaingen.generators.builtin.capability import extract_capabilities
-from abstaingen.generators.builtin.domains import DOMAINS
-from abstaingen.generators.builtin.environment import synthesize_environment
+from abstaingen.generators import get_generator
 from abstaingen.interrupts import hold_signals, note_published, publishing, stop_on_signals, stop_run, take_signals
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, TaskPair
 from abstaingen.model.common import Model
 from abstaingen.pipeline import (
+    PositiveBatch,
     assemble,
     deduplicate,
     merge_funnel,
@@ -54,6 +53,7 @@ from abstaingen.validators.shortcuts import LIMIT as SHORTCUT_LIMIT
 from abstaingen.validators.validate import ValidatedBatch, validate_pairs_async
 
 EXIT_FAILED = 1
+GENERATION_STAGES = ("capability", "environment", "task", "perturbation")
 
 
 class GenerationResult(Model):
@@ -89,18 +89,32 @@ def code_version() -> str:
     return f"{abstaingen.__version__}+{sha}" if sha else abstaingen.__version__
 
 
+# Generation stages take the backend's name (the config's choice for the stage), not a generator object:
+# Prefect records task parameters, and a name is what the UI should show.
+
+
 @task(name="extract capabilities", cache_policy=NONE)
-def extract_capabilities_stage(seeds: list[SeedInstruction]) -> list[CapabilitySpec]:
-    return [extract_capabilities(s.instruction, s.domain) for s in seeds]
+async def extract_capabilities_stage(seeds: list[SeedInstruction], backend: str) -> list[CapabilitySpec]:
+    generator = get_generator(backend)
+    return list(await asyncio.gather(*(generator.extract_capabilities(s) for s in seeds)))
 
 
 @task(name="synthesize environment", cache_policy=NONE)
-def synthesize_environment_stage(spec: CapabilitySpec, seed: int) -> EnvironmentBundle:
-    return synthesize_environment(DOMAINS[spec.domain], spec, seed)
+async def synthesize_environment_stage(spec: CapabilitySpec, seed: int, backend: str) -> EnvironmentBundle:
+    return await get_generator(backend).synthesize_environment(spec, seed)
 
 
-positive_tasks_stage = task(name="write positive tasks", cache_policy=NONE)(write_positives)
-perturb_stage = task(name="perturb", cache_policy=NONE)(perturb_all)
+@task(name="write positive tasks", cache_policy=NONE)
+async def positive_tasks_stage(bundle: EnvironmentBundle, variants: int, seed: int, backend: str) -> PositiveBatch:
+    return await write_positives(get_generator(backend), bundle, variants, seed)
+
+
+@task(name="perturb", cache_policy=NONE)
+async def perturb_stage(bundle: EnvironmentBundle, positives: PositiveBatch, provenance: Provenance, seed: int,
+                        backend: str) -> list[TaskPair]:
+    return await perturb_all(get_generator(backend), bundle, positives, provenance, seed)
+
+
 dedup_stage = task(name="remove near-duplicates", cache_policy=NONE)(deduplicate)
 assemble_stage = task(name="assemble release", cache_policy=NONE)(assemble)
 
@@ -173,16 +187,19 @@ async def _generate_release(config: GenerateConfig, seeds_file: Path, probe: Api
     logger = get_run_logger()
     seeds = load_seeds(seeds_file)
     seed = config.dataset.seed
-    provenance = Provenance(backend={stage: config.backend_for(stage) for stage in
-                                     ("capability", "environment", "task", "perturbation")},
+    provenance = Provenance(backend={stage: config.backend_for(stage) for stage in GENERATION_STAGES},
                             seed=seed, code_version=code_version())
 
-    specs = extract_capabilities_stage(seeds)
+    backend = {stage: config.backend_for(stage) for stage in GENERATION_STAGES}
+    specs = await extract_capabilities_stage(seeds, backend["capability"])
     logger.info("%d seed instructions -> %d capability specs", len(seeds), len(specs))
-    bundles = synthesize_environment_stage.map(specs, unmapped(seed)).result()
-    positives = positive_tasks_stage.map(bundles, unmapped(config.generation.variants_per_scenario),
-                                         unmapped(seed)).result()
-    candidates = perturb_stage.map(bundles, positives, unmapped(provenance), unmapped(seed)).result()
+    bundles = list(await asyncio.gather(*(synthesize_environment_stage(spec, seed, backend["environment"])
+                                          for spec in specs)))
+    variants = config.generation.variants_per_scenario
+    positives = list(await asyncio.gather(*(positive_tasks_stage(bundle, variants, seed, backend["task"])
+                                            for bundle in bundles)))
+    candidates = list(await asyncio.gather(*(perturb_stage(bundle, batch, provenance, seed, backend["perturbation"])
+                                             for bundle, batch in zip(bundles, positives))))
     unique = dedup_stage(bundles, candidates)
     batches = await validate_all(bundles, unique.by_environment, config.sandbox, config.sandbox.concurrency)
     if LEFTOVERS:
@@ -261,10 +278,8 @@ async def watch_api(probe: ApiProbe, interval_s: float = 2.0, misses_allowed: in
 
 def run_generate(config: GenerateConfig, seeds: list[SeedInstruction] | None = None) -> Release:
     """Entry point for the CLI and tests: checks what the flow cannot do yet, then runs it."""
-    llm_stages = [s for s in ("capability", "environment", "task", "perturbation") if config.backend_for(s) == "llm"]
-    if llm_stages:
-        raise AbstaingenError(f"the llm backend is not available yet (configured for: {', '.join(llm_stages)}); "
-                              "use backend 'builtin'")
+    for stage in GENERATION_STAGES:  # an unknown or unfinished backend is one line here, not a crash in a task
+        get_generator(config.backend_for(stage))
     in_scope = seeds_in_scope(config, seeds or [])
     if not in_scope:
         raise AbstaingenError("no seed instruction belongs to the configured domains "

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from functools import cached_property
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, model_validator
 
@@ -159,6 +160,12 @@ class EnvironmentBundle(Model):
     @cached_property
     def content_hash(self) -> str:
         return content_hash(self)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> EnvironmentBundle:
+        """A copy whose content hash is worked out again: pydantic copies the cached one along."""
+        copy = super().model_copy(update=update, deep=deep)
+        copy.__dict__.pop("content_hash", None)
+        return copy
 
     def tool(self, name: str) -> ToolSpec:
         for t in self.tools:

@@ -1,17 +1,28 @@
-"""The builtin backend's task stages: a positive task (T+) for a scenario, then its perturbation into a pair."""
+"""The builtin backend's stages, and the `builtin` generator: capability extraction and environment
+synthesis from a domain blueprint, a positive task (T+) for a scenario, then its perturbation into a pair."""
 
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING
 
 import abstaingen.generators.builtin.scenarios  # noqa: F401  (registers the recipes)
+from abstaingen.generators import PositiveTask, register_generator
 from abstaingen.generators.builtin.blueprint import DomainBlueprint
+from abstaingen.generators.builtin.capability import extract_capabilities
+from abstaingen.generators.builtin.domains import DOMAINS
+from abstaingen.generators.builtin.environment import synthesize_environment
 from abstaingen.generators.builtin.tasks import RECIPES, DomainContext, PairPlan, perturbation, untouched
-from abstaingen.model import EnvironmentBundle, Provenance, RecordRef, Scenario, TaskPair, TaskVariant
+from abstaingen.model import CapabilitySpec, EnvironmentBundle, Provenance, RecordRef, Scenario, TaskPair, TaskVariant
 from abstaingen.model.common import Model
 
+if TYPE_CHECKING:
+    from abstaingen.config import SeedInstruction
 
-class PositiveTask(Model):
+
+class PlannedTask(Model):
+    """T+ with the plan it was written from: the builtin backend's own view, for its tests and preview."""
+
     pair_id: str
     domain: str
     scenario: Scenario
@@ -32,18 +43,22 @@ def context(bp: DomainBlueprint, bundle: EnvironmentBundle) -> DomainContext:
     return _CONTEXTS[key]
 
 
+def plan_for(bundle: EnvironmentBundle, bp: DomainBlueprint, scenario: Scenario, variant: int, seed: int) -> PairPlan:
+    """The choices behind one pair: seeded, so perturbation derives the same plan as the positive task."""
+    rng = random.Random(f"{seed}:{bundle.env_id}:{scenario}:{variant}")
+    return RECIPES[scenario].plan(context(bp, bundle), variant, rng)
+
+
 def write_positive_task(bundle: EnvironmentBundle, bp: DomainBlueprint, scenario: Scenario, variant: int,
-                        seed: int) -> PositiveTask:
+                        seed: int) -> PlannedTask:
     """T+ for `scenario`; raises NoSuitableRecord when the environment has nothing the scenario can use."""
-    recipe = RECIPES[scenario]
-    ctx = context(bp, bundle)
-    plan = recipe.plan(ctx, variant, random.Random(f"{seed}:{bundle.env_id}:{scenario}:{variant}"))
+    plan = plan_for(bundle, bp, scenario, variant, seed)
     pair_id = f"{bundle.env_id}-{scenario.value.lower()}-{variant}"
-    return PositiveTask(pair_id=pair_id, domain=bp.name, scenario=scenario, act=recipe.positive(ctx, plan, pair_id),
-                        plan=plan)
+    act = RECIPES[scenario].positive(context(bp, bundle), plan, pair_id)
+    return PlannedTask(pair_id=pair_id, domain=bp.name, scenario=scenario, act=act, plan=plan)
 
 
-def perturb(positive: PositiveTask, bundle: EnvironmentBundle, bp: DomainBlueprint, provenance: Provenance,
+def perturb(positive: PlannedTask, bundle: EnvironmentBundle, bp: DomainBlueprint, provenance: Provenance,
             seed: int) -> TaskPair:
     """T- from T+: the scenario's one controlled change, with its witness and labels."""
     ctx = context(bp, bundle)
@@ -81,3 +96,30 @@ def perturb(positive: PositiveTask, bundle: EnvironmentBundle, bp: DomainBluepri
         scope={bp.owner_field: plan.owner},
         provenance=provenance,
     )
+
+
+@register_generator("builtin")
+class BuiltinGenerator:
+    """The embedded, offline backend: domain blueprints, seeded choices, programmatic perturbations."""
+
+    name = "builtin"
+
+    async def extract_capabilities(self, seed: SeedInstruction) -> CapabilitySpec:
+        return extract_capabilities(seed.instruction, seed.domain)
+
+    async def synthesize_environment(self, spec: CapabilitySpec, seed: int) -> EnvironmentBundle:
+        return synthesize_environment(DOMAINS[spec.domain], spec, seed)
+
+    async def write_positive_task(self, bundle: EnvironmentBundle, scenario: Scenario, variant: int,
+                                  seed: int) -> PositiveTask:
+        planned = write_positive_task(bundle, DOMAINS[bundle.domain], scenario, variant, seed)
+        return PositiveTask(pair_id=planned.pair_id, domain=planned.domain, scenario=scenario, variant=variant,
+                            act=planned.act)
+
+    async def perturb(self, positive: PositiveTask, bundle: EnvironmentBundle, provenance: Provenance,
+                      seed: int) -> TaskPair:
+        bp = DOMAINS[bundle.domain]
+        plan = plan_for(bundle, bp, positive.scenario, positive.variant, seed)
+        planned = PlannedTask(pair_id=positive.pair_id, domain=positive.domain, scenario=positive.scenario,
+                              act=positive.act, plan=plan)
+        return perturb(planned, bundle, bp, provenance, seed)

@@ -18,6 +18,7 @@ from typing import ClassVar, TypeVar
 
 from pydantic import Field, JsonValue
 
+from abstaingen.generators import NotApplicable
 from abstaingen.generators.builtin.blueprint import DomainBlueprint
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.builtin.environment import system_prompt
@@ -43,7 +44,7 @@ FIRST_RESULT = OutputRef(node="find", path=["results", 0, "id"])
 T = TypeVar("T")
 
 
-class NoSuitableRecord(Exception):
+class NoSuitableRecord(NotApplicable):
     """The environment holds no record this scenario can be built on (counted as a rejection)."""
 
 

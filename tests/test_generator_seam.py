@@ -1,0 +1,77 @@
+"""The generation stages behind the `Generator` protocol: the builtin backend through it writes what
+its own functions write, nothing backend-private travels between stages, and a backend that does not
+exist yet is one clear line before any work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from builtin_fixtures import PROVENANCE, builtin_bundle, builtin_pair
+
+from abstaingen import cli
+from abstaingen.config import SeedInstruction
+from abstaingen.errors import AbstaingenError
+from abstaingen.generators import GENERATORS, NotApplicable, PositiveTask, get_generator
+from abstaingen.generators.builtin.domains import DOMAINS
+from abstaingen.model import Scenario
+
+
+@pytest.mark.parametrize("scenario", list(Scenario))
+def test_the_builtin_generator_writes_what_its_own_stages_write(scenario: Scenario) -> None:
+    generator = get_generator("builtin")
+    bundle = builtin_bundle("travel")
+
+    async def through_the_protocol() -> object:
+        positive = await generator.write_positive_task(bundle, scenario, 1, 11)
+        return await generator.perturb(positive, bundle, PROVENANCE, 11)
+
+    assert anyio.run(through_the_protocol) == builtin_pair(scenario, 1, "travel")
+
+
+def test_a_positive_task_carries_only_the_shared_contract() -> None:
+    assert set(PositiveTask.model_fields) == {"pair_id", "domain", "scenario", "variant", "act"}
+
+
+def test_the_builtin_generator_extracts_and_synthesizes_like_its_blueprints() -> None:
+    generator = get_generator("builtin")
+    blueprint = DOMAINS["banking"]
+
+    async def stages() -> object:
+        spec = await generator.extract_capabilities(SeedInstruction(instruction=blueprint.seed_instruction))
+        return await generator.synthesize_environment(spec, 7)
+
+    bundle = anyio.run(stages)
+    assert bundle.domain == "banking" and bundle.origin == "builtin" and bundle == builtin_bundle("banking", 7)
+
+
+def test_a_scenario_the_environment_cannot_carry_is_not_applicable() -> None:
+    generator = get_generator("builtin")
+    bundle = builtin_bundle("travel")
+    bare = bundle.model_copy(update={"initial_state": {k: [] for k in bundle.initial_state}})
+
+    async def write() -> object:
+        return await generator.write_positive_task(bare, Scenario.S1, 0, 11)
+
+    with pytest.raises(NotApplicable):
+        anyio.run(write)
+
+
+def test_an_unknown_backend_is_one_line_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "llm" not in GENERATORS
+    with pytest.raises(AbstaingenError, match="the llm backend is not available yet"):
+        get_generator("llm")
+    config = tmp_path / "llm.toml"
+    config.write_text('[backends]\nenvironment = "llm"\n')
+    assert cli.main(["generate", "--config", str(config), "--output", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "abstaingen: error: the llm backend is not available yet (available: builtin)")
+
+
+def test_a_changed_copy_of_a_bundle_has_its_own_content_hash() -> None:
+    bundle = builtin_bundle("travel")
+    changed = bundle.model_copy(update={"implementation": bundle.implementation + "\n# changed\n"})
+    assert bundle.content_hash  # cached on the original before the copy
+    assert changed.content_hash != bundle.content_hash
+    assert bundle.model_copy().content_hash == bundle.content_hash
