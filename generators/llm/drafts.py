@@ -1,0 +1,45 @@
+"""What a model is asked to fill: drafts whose JSON schema a provider's strict structured-output
+mode accepts (every object closed, every property required, no free-form objects, no defaults),
+turned into the pipeline's contracts by code. Limits a strict schema cannot state (lengths, ranges,
+patterns) stay in the draft's pydantic validation: the repair loop shows their errors to the model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# Keywords strict modes refuse or ignore; the draft's own validation checks them after parsing.
+_DROPPED = {"default", "title", "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
+            "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "uniqueItems"}
+
+
+class Draft(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def strict_schema(draft: type[Draft]) -> dict[str, Any]:
+    """The draft's JSON schema, made strict: closed objects, all properties required."""
+    return _strict(draft.model_json_schema())
+
+
+def _strict(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_strict(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _strict(value) for key, value in node.items() if key not in _DROPPED}
+    if out.get("type") == "object":
+        if "properties" not in out:
+            raise TypeError("a draft may not hold a free-form object: give every object its properties")
+        out["additionalProperties"] = False
+        out["required"] = list(out["properties"])
+    return out
+
+
+class CapabilityDraft(Draft):
+    domain: str = Field(min_length=2, max_length=40, pattern=r"^[a-z][a-z0-9_]*$",
+                        description="one lowercase word or snake_case name for the domain")
+    summary: str = Field(min_length=10, max_length=300, description="one sentence: who the assistant serves")
+    capabilities: list[str] = Field(min_length=2, max_length=12,
+                                    description="what the assistant must be able to do, a short phrase each")

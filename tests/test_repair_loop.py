@@ -1,0 +1,104 @@
+"""The llm backend's repair loop and prompts, against the stand-in model server: what a model gets
+wrong is sent back with the findings and counted; what stays wrong ends in RepairFailed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import anyio
+import jinja2
+import pytest
+from standin import Answer, Raw, StandIn
+
+from abstaingen.generators.llm.drafts import CapabilityDraft, strict_schema
+from abstaingen.generators.llm.repair import RepairFailed, RepairLog, draft
+from abstaingen.prompts import FOLDER, RenderedPrompt, render
+from abstaingen.providers import ModelConfig, ProviderConfig
+from abstaingen.providers.calls import Caller
+
+GOOD = {"domain": "pet_clinic", "summary": "An assistant that books and changes visits at a pet clinic.",
+        "capabilities": ["find a pet's visits", "book a visit", "cancel a visit"]}
+BAD_SHAPE = {"domain": "Pet Clinic!", "summary": "Pets.", "capabilities": ["book"]}
+
+
+def prompt() -> RenderedPrompt:
+    return render("capability", schema=json.dumps(strict_schema(CapabilityDraft)),
+                  instruction="Move my dog's checkup to Friday", domain=None)
+
+
+def run(standin: StandIn, check=None, max_rounds: int = 2) -> tuple[CapabilityDraft | RepairFailed, RepairLog]:
+    log = RepairLog()
+    caller = Caller({"standin": ProviderConfig(kind="openai", base_url=standin.openai_base_url,
+                                               api_key_env="STANDIN_KEY", max_retries=0)},
+                    {"writer": ModelConfig(name="stand-in-1", provider="standin", family="standin")})
+
+    async def once() -> CapabilityDraft | RepairFailed:
+        try:
+            return await draft(caller, "capability", "writer", prompt(), CapabilityDraft, check, max_rounds, log)
+        except RepairFailed as exc:
+            return exc
+
+    return anyio.run(once), log
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STANDIN_KEY", "sk-standin")
+
+
+def test_a_good_first_answer_is_taken_as_it_is(standin: StandIn) -> None:
+    standin.script("capability", Answer(GOOD))
+    result, log = run(standin)
+    assert result == CapabilityDraft(**GOOD)
+    assert (log.first_try["capability"], log.repaired["capability"], standin.count()) == (1, 0, 1)
+
+
+@pytest.mark.parametrize(("wrong", "finding"), [
+    (Raw('{"domain": "pet_clinic", "summary": '), "reply: the reply is not JSON"),
+    (Answer(BAD_SHAPE), "schema: domain: String should match pattern"),
+])
+def test_a_wrong_answer_is_sent_back_with_its_findings(wrong: object, finding: str, standin: StandIn) -> None:
+    standin.script("capability", wrong, Answer(GOOD))
+    result, log = run(standin)
+    assert result == CapabilityDraft(**GOOD)
+    assert (log.repaired["capability"], log.rounds["capability"]) == (1, 1)
+    repair_message = standin.requests[1].body["messages"][1]["content"]
+    assert "Your previous answer was" in repair_message and finding in repair_message
+    assert repair_message.startswith(prompt().user)  # the original request is kept
+
+
+def test_the_stages_own_checks_count_like_schema_errors(standin: StandIn) -> None:
+    async def must_be_veterinary(candidate: CapabilityDraft) -> list[str]:
+        return [] if "vet" in candidate.domain else [f"domain {candidate.domain!r} should name the veterinary trade"]
+
+    vet = {**GOOD, "domain": "vet_clinic"}
+    standin.script("capability", Answer(GOOD), Answer(vet))
+    result, log = run(standin, check=must_be_veterinary)
+    assert result == CapabilityDraft(**vet)
+    assert "check: domain 'pet_clinic' should name the veterinary trade" in standin.requests[1].body["messages"][1]["content"]
+    assert log.reasons["capability"] == {"check": 1}
+
+
+def test_an_answer_that_stays_wrong_fails_after_the_last_round(standin: StandIn) -> None:
+    standin.otherwise("capability", Answer(BAD_SHAPE))
+    result, log = run(standin, max_rounds=2)
+    assert isinstance(result, RepairFailed) and "no usable answer after repairs" in str(result)
+    assert standin.count() == 3  # the first answer and two repairs
+    assert (log.failed["capability"], log.rounds["capability"], log.reasons["capability"]["schema"]) == (1, 2, 9)
+
+
+def test_the_strict_schema_closes_every_object_and_drops_what_strict_modes_refuse() -> None:
+    schema = strict_schema(CapabilityDraft)
+    assert schema["additionalProperties"] is False and schema["required"] == ["domain", "summary", "capabilities"]
+    text = json.dumps(schema)
+    assert all(f'"{word}"' not in text for word in ("pattern", "minLength", "maxItems", "default", "title"))
+
+
+def test_a_prompt_needs_every_value_and_carries_its_templates_hash() -> None:
+    with pytest.raises(jinja2.UndefinedError):
+        render("capability", schema="{}", domain=None)
+    rendered = prompt()
+    assert rendered.template_hash == hashlib.sha256((Path(FOLDER) / "capability.j2").read_bytes()).hexdigest()
+    assert "Move my dog's checkup to Friday" in rendered.user and '"additionalProperties": false' in rendered.system
