@@ -136,6 +136,23 @@ def check_sandbox_policy(bundle: EnvironmentBundle, backend: SandboxBackend, all
                               "sandbox.allow_unsandboxed" if refused else f"{bundle.origin} code on {backend.name}")
 
 
+async def check_candidate_environment(bundle: EnvironmentBundle, backend: SandboxBackend,
+                                     allow_unsandboxed: bool = False) -> list[CheckResult]:
+    """The environment layer alone, for a bundle still being written (the llm backend's repair loop):
+    the sandbox policy, the code gate, then the environment checks in a sandbox."""
+    checks = [check_sandbox_policy(bundle, backend, allow_unsandboxed), check_code(bundle)]
+    if not all(c.passed for c in checks):
+        return checks
+    with scratch_folder("env") as tmp:
+        bundle_dir = Path(tmp) / bundle.env_id
+        write_bundle(bundle, bundle_dir)
+        try:
+            async with SandboxSession(bundle_dir, backend) as session:
+                return checks + await check_environment(session, bundle)
+        except SandboxError as exc:
+            return [*checks, CheckResult(name=ENVIRONMENT_CHECKS[0], passed=False, detail=str(exc))]
+
+
 async def validate_pairs_async(bundle: EnvironmentBundle, pairs: list[TaskPair], backend: SandboxBackend,
                                allow_unsandboxed: bool = False) -> ValidatedBatch:
     """Validate one environment and its candidate pairs in one sandbox session."""

@@ -1,0 +1,107 @@
+"""Environment synthesis by a model: the draft it fills, its conversion into an EnvironmentBundle, and
+the checks a draft must pass before it is taken (the code gate, then the environment checks in an
+isolating sandbox). Whatever fails goes back to the model through the repair loop."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from abstaingen.generators.llm.drafts import Draft, strict_schema
+from abstaingen.generators.llm.repair import RepairLog, draft
+from abstaingen.model import CapabilitySpec, EnvironmentBundle, ToolSpec
+from abstaingen.model.common import content_hash
+from abstaingen.prompts import render
+from abstaingen.providers.calls import Caller
+from abstaingen.sandboxes.backends import SandboxBackend
+from abstaingen.validators.validate import check_candidate_environment
+
+STAGE = "environment"
+_NAME = r"^[a-z][a-z0-9_]*$"
+
+
+class ParameterDraft(Draft):
+    name: str = Field(pattern=_NAME, max_length=40)
+    type: Literal["string", "number", "integer", "boolean"]
+    description: str = Field(min_length=3)
+    required: bool
+
+
+class ToolDraft(Draft):
+    name: str = Field(pattern=_NAME, max_length=64)
+    description: str = Field(min_length=10, description="what the tool does and what it returns, for the agent")
+    kind: Literal["lookup", "verify", "commit"] = Field(
+        description="lookup and verify read the state only; commit changes it")
+    parameters: list[ParameterDraft]
+    effect: str = Field(description="commit tools: 'collection.field' or 'collection.field=value' it changes; "
+                                    "empty for the others")
+    undone_by: str = Field(description="a reversible commit: the commit tool that undoes it; else empty")
+    example_arguments_json: str = Field(description="one valid call's arguments, as a JSON object in a string")
+
+
+class EnvironmentDraft(Draft):
+    description: str = Field(min_length=10)
+    tools: list[ToolDraft] = Field(min_length=3, max_length=12)
+    initial_state_json: str = Field(description="the state as a JSON object in a string: collection name -> "
+                                                "list of records, each with a unique string 'id'")
+    implementation: str = Field(min_length=20, description="Python: one function per tool, def name(state, **args)")
+
+
+def to_bundle(spec: CapabilitySpec, candidate: EnvironmentDraft) -> EnvironmentBundle:
+    """The bundle the draft describes; ValueError lists what cannot be converted."""
+    problems: list[str] = []
+    state = _json_object(candidate.initial_state_json, "initial_state_json", problems)
+    tools = []
+    for tool in candidate.tools:
+        example = _json_object(tool.example_arguments_json, f"{tool.name}.example_arguments_json", problems)
+        schema = {"type": "object", "additionalProperties": False,
+                  "properties": {p.name: {"type": p.type, "description": p.description} for p in tool.parameters},
+                  "required": [p.name for p in tool.parameters if p.required]}
+        try:
+            tools.append(ToolSpec(name=tool.name, description=tool.description, kind=tool.kind, input_schema=schema,
+                                  examples=[example] if example is not None else [],
+                                  effect=tool.effect or None, undone_by=tool.undone_by or None))
+        except ValidationError as exc:
+            problems += [f"conversion: tool {tool.name}: {e['msg']}" for e in exc.errors()]
+    if problems:
+        raise ValueError("; ".join(problems))
+    body = {"domain": spec.domain, "description": candidate.description, "initial_state": state,
+            "implementation": candidate.implementation}
+    try:
+        return EnvironmentBundle(env_id=f"{re.sub('[^a-z0-9]+', '-', spec.domain)}-{content_hash(body)[:10]}",
+                                 tools=tools, origin="llm", **body)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise ValueError("; ".join(f"conversion: {e['msg']}" for e in exc.errors())) from None
+
+
+def _json_object(text: str, where: str, problems: list[str]) -> dict | None:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.append(f"conversion: {where} is not JSON: {exc}")
+        return None
+    if not isinstance(value, dict):
+        problems.append(f"conversion: {where} must be a JSON object")
+        return None
+    return value
+
+
+async def synthesize_environment(caller: Caller, model_key: str, spec: CapabilitySpec, backend: SandboxBackend,
+                                 max_rounds: int = 2, log: RepairLog | None = None) -> EnvironmentBundle:
+    """A bundle for `spec` that passed the code gate and the environment checks in `backend`."""
+
+    async def checks(candidate: EnvironmentDraft) -> list[str]:
+        try:
+            bundle = to_bundle(spec, candidate)
+        except ValueError as exc:
+            return str(exc).split("; ")
+        found = await check_candidate_environment(bundle, backend)
+        return [f"{c.name}: {c.detail}" for c in found if not c.passed]
+
+    prompt = render(STAGE, schema=json.dumps(strict_schema(EnvironmentDraft)), domain=spec.domain,
+                    summary=spec.summary, capabilities=spec.capabilities, instruction=spec.seed_instruction)
+    accepted = await draft(caller, STAGE, model_key, prompt, EnvironmentDraft, checks, max_rounds, log)
+    return to_bundle(spec, accepted)

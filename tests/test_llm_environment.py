@@ -1,0 +1,131 @@
+"""Environment synthesis by a model, against the stand-in model server: a draft in a domain none of
+the builtin ones covers becomes a bundle that passed the code gate and the environment checks in an
+isolating sandbox; drafts that fail them go back to the model with the findings."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+from sandbox_backends import ISOLATED
+from standin import Answer, StandIn
+
+from abstaingen.generators.builtin.domains import DOMAINS
+from abstaingen.generators.llm.environment import synthesize_environment
+from abstaingen.generators.llm.repair import RepairFailed, RepairLog
+from abstaingen.model import CapabilitySpec, EnvironmentBundle
+from abstaingen.providers import ModelConfig, ProviderConfig
+from abstaingen.providers.calls import Caller
+from abstaingen.sandboxes.backends import get_backend
+
+SPEC = CapabilitySpec(domain="pet_clinic", seed_instruction="Cancel Biscuit's checkup on Friday",
+                      summary="An assistant that manages visits at a pet clinic.",
+                      capabilities=["find an owner's visits", "cancel a visit", "restore a cancelled visit"])
+CODE = '''
+def find_visits(state, owner):
+    return [visit for visit in state["visits"] if visit["owner"] == owner]
+
+
+def get_visit(state, visit_id):
+    for visit in state["visits"]:
+        if visit["id"] == visit_id:
+            return visit
+    raise ValueError(f"no visit {visit_id}")
+
+
+def cancel_visit(state, visit_id):
+    visit = get_visit(state, visit_id)
+    if visit["status"] != "booked":
+        raise ValueError(f"visit {visit_id} is {visit['status']}")
+    visit["status"] = "cancelled"
+    return {"visit_id": visit_id, "status": "cancelled"}
+
+
+def restore_visit(state, visit_id):
+    visit = get_visit(state, visit_id)
+    if visit["status"] != "cancelled":
+        raise ValueError(f"visit {visit_id} is not cancelled")
+    visit["status"] = "booked"
+    return {"visit_id": visit_id, "status": "booked"}
+'''
+STATE = {"visits": [{"id": f"V{n}", "owner": owner, "pet": pet, "date": f"2026-12-{10 + n:02d}", "status": "booked"}
+                    for n, (owner, pet) in enumerate([("Ana Ruiz", "Biscuit"), ("Ana Ruiz", "Pepper"),
+                                                      ("Tom Lee", "Rex"), ("Tom Lee", "Mia"), ("Ola Berg", "Ziggy"),
+                                                      ("Ola Berg", "Nala")], start=1)]}
+
+
+def tool(name: str, kind: str, parameter: str, example: str, effect: str = "", undone_by: str = "") -> dict:
+    return {"name": name, "description": f"{name.replace('_', ' ').capitalize()} in the clinic's records.",
+            "kind": kind, "parameters": [{"name": parameter, "type": "string", "description": f"the {parameter}",
+                                          "required": True}],
+            "effect": effect, "undone_by": undone_by, "example_arguments_json": json.dumps({parameter: example})}
+
+
+GOOD = {"description": "The visit book of a small pet clinic.", "initial_state_json": json.dumps(STATE),
+        "implementation": CODE,
+        "tools": [tool("find_visits", "lookup", "owner", "Ana Ruiz"), tool("get_visit", "lookup", "visit_id", "V1"),
+                  tool("cancel_visit", "commit", "visit_id", "V1", "visits.status=cancelled", "restore_visit"),
+                  tool("restore_visit", "commit", "visit_id", "V1", "visits.status=booked")]}
+WRONG = {
+    "imports os": ({**GOOD, "implementation": "import os\n" + CODE}, "code_gate: line 1: import of 'os'"),
+    "a lookup that writes": ({**GOOD, "implementation": CODE.replace(
+        'return [visit for visit in state["visits"] if visit["owner"] == owner]',
+        'state["visits"][0]["seen"] = True\n    return [v for v in state["visits"] if v["owner"] == owner]')},
+        "env_read_only: lookup tool find_visits"),
+    "state that is not JSON": ({**GOOD, "initial_state_json": "{'visits': []}"},
+                               "conversion: initial_state_json is not JSON"),
+    "an undo that does not undo": ({**GOOD, "implementation": CODE.replace('visit["status"] = "booked"',
+                                                                            'visit["status"] = "rebooked"')},
+                                   "env_reversibility: cancel_visit is declared reversible"),
+}
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STANDIN_KEY", "sk-standin")
+
+
+def synthesize(standin: StandIn, backend: str, max_rounds: int = 2) -> tuple[EnvironmentBundle | RepairFailed,
+                                                                             RepairLog]:
+    log = RepairLog()
+    caller = Caller({"standin": ProviderConfig(kind="anthropic", base_url=standin.anthropic_base_url,
+                                               api_key_env="STANDIN_KEY", max_retries=0)},
+                    {"writer": ModelConfig(name="stand-in-1", provider="standin", family="standin")})
+
+    async def once() -> EnvironmentBundle | RepairFailed:
+        try:
+            return await synthesize_environment(caller, "writer", SPEC, get_backend(backend), max_rounds, log)
+        except RepairFailed as exc:
+            return exc
+
+    return anyio.run(once), log
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+def test_a_good_draft_becomes_a_checked_bundle_in_a_new_domain(backend: str, standin: StandIn) -> None:
+    standin.script("environment", Answer(GOOD))
+    bundle, log = synthesize(standin, backend)
+    assert isinstance(bundle, EnvironmentBundle), bundle
+    assert bundle.domain == "pet_clinic" not in DOMAINS and bundle.origin == "llm"
+    assert [t.name for t in bundle.tools] == ["find_visits", "get_visit", "cancel_visit", "restore_visit"]
+    assert bundle.irreversible("cancel_visit") is False and log.first_try["environment"] == 1
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+@pytest.mark.parametrize("case", list(WRONG))
+def test_a_draft_that_fails_its_checks_is_repaired(case: str, backend: str, standin: StandIn) -> None:
+    wrong, finding = WRONG[case]
+    standin.script("environment", Answer(wrong), Answer(GOOD))
+    bundle, log = synthesize(standin, backend)
+    assert isinstance(bundle, EnvironmentBundle), bundle
+    assert log.repaired["environment"] == 1
+    assert finding in standin.requests[1].body["messages"][0]["content"]
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+def test_a_model_that_keeps_writing_os_imports_fails_the_stage(backend: str, standin: StandIn) -> None:
+    standin.otherwise("environment", Answer(WRONG["imports os"][0]))
+    result, log = synthesize(standin, backend, max_rounds=1)
+    assert isinstance(result, RepairFailed) and "code_gate" in str(result)
+    assert standin.count() == 2 and log.failed["environment"] == 1
