@@ -102,3 +102,19 @@ def test_a_prompt_needs_every_value_and_carries_its_templates_hash() -> None:
     rendered = prompt()
     assert rendered.template_hash == hashlib.sha256((Path(FOLDER) / "capability.j2").read_bytes()).hexdigest()
     assert "Move my dog's checkup to Friday" in rendered.user and '"additionalProperties": false' in rendered.system
+
+
+def test_capability_extraction_keeps_a_domain_the_seed_names(standin: StandIn) -> None:
+    from abstaingen.generators.llm.capability import extract_capabilities
+
+    standin.script("capability", Answer(GOOD), Answer({**GOOD, "domain": "vet_practice"}))
+    caller = Caller({"standin": ProviderConfig(kind="openai", base_url=standin.openai_base_url,
+                                               api_key_env="STANDIN_KEY", max_retries=0)},
+                    {"writer": ModelConfig(name="stand-in-1", provider="standin", family="standin")})
+
+    async def once() -> object:
+        return await extract_capabilities(caller, "writer", "Move my dog's checkup to Friday", "vet_practice")
+
+    spec = anyio.run(once)
+    assert spec.domain == "vet_practice" and spec.seed_instruction == "Move my dog's checkup to Friday"
+    assert "the domain is given as 'vet_practice'; keep it" in standin.requests[1].body["messages"][1]["content"]
