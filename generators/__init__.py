@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import Field
 
 from abstaingen.errors import AbstaingenError
-from abstaingen.model import CapabilitySpec, EnvironmentBundle, Provenance, Scenario, TaskPair, TaskVariant
+from abstaingen.model import (
+    CapabilitySpec,
+    EnvironmentBundle,
+    Provenance,
+    RecordRef,
+    Scenario,
+    TaskPair,
+    TaskVariant,
+)
 from abstaingen.model.common import Model
 
 if TYPE_CHECKING:
@@ -34,6 +42,7 @@ class PositiveTask(Model):
     scenario: Scenario
     variant: int = Field(description="which of the scenario's variants in its environment")
     act: TaskVariant
+    target: RecordRef = Field(description="the record the task is about")
 
 
 class NotApplicable(Exception):  # noqa: N818 - an outcome, counted in the funnel, not an error

@@ -114,7 +114,8 @@ class BuiltinGenerator:
                                   seed: int) -> PositiveTask:
         planned = write_positive_task(bundle, DOMAINS[bundle.domain], scenario, variant, seed)
         return PositiveTask(pair_id=planned.pair_id, domain=planned.domain, scenario=scenario, variant=variant,
-                            act=planned.act)
+                            act=planned.act, target=RecordRef(collection=DOMAINS[bundle.domain].collection,
+                                                              record_id=planned.plan.record_id))
 
     async def perturb(self, positive: PositiveTask, bundle: EnvironmentBundle, provenance: Provenance,
                       seed: int) -> TaskPair:

@@ -1,0 +1,109 @@
+"""The positive task by a model, against the stand-in, in the pet-clinic environment a model wrote
+(tests/test_llm_environment.py): a draft is taken only once its DAG replays in an isolating sandbox
+as declared; each way a draft can be wrong is sent back with what the replay found."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+from sandbox_backends import ISOLATED
+from standin import Answer, StandIn
+from test_llm_environment import GOOD, SPEC
+
+from abstaingen.generators import PositiveTask
+from abstaingen.generators.llm.environment import EnvironmentDraft, to_bundle
+from abstaingen.generators.llm.positive import write_positive_task
+from abstaingen.generators.llm.repair import RepairFailed, RepairLog
+from abstaingen.model import Deliverable, Scenario
+from abstaingen.providers import ModelConfig, ProviderConfig
+from abstaingen.providers.calls import Caller
+from abstaingen.sandboxes.backends import get_backend
+
+CLINIC = to_bundle(SPEC, EnvironmentDraft(**GOOD))
+
+
+def step(name: str, tool: str, args: dict, bindings: tuple = ()) -> dict:
+    return {"id": name, "tool": tool, "arguments_json": json.dumps(args),
+            "bindings": [{"argument": a, "from_step": f, "path": p} for a, f, p in bindings]}
+
+
+OP = {"instruction": "Please cancel Biscuit's checkup on 2026-12-11; it is booked under Ana Ruiz.",
+      "deliverable": "op", "target_collection": "visits", "target_record_id": "V1",
+      "steps": [step("s1", "find_visits", {"owner": "Ana Ruiz"}), step("s2", "cancel_visit", {"visit_id": "V1"})],
+      "critical_actions": ["cancel_visit"],
+      "final_state": [{"collection": "visits", "record_id": "V1", "field": "status", "value_json": '"cancelled"'}],
+      "expected_answer": [], "answer_step": "", "answer_path": []}
+INFO = {"instruction": "What date is Rex's visit? Tom Lee booked it.", "deliverable": "info",
+        "target_collection": "visits", "target_record_id": "V3", "steps": [step("s1", "get_visit", {"visit_id": "V3"})],
+        "critical_actions": [], "final_state": [], "expected_answer": ["2026-12-13"], "answer_step": "s1",
+        "answer_path": ["date"]}
+WRONG = {
+    "a binding that picks the first of two": (
+        {**OP, "steps": [OP["steps"][0], step("s2", "cancel_visit", {}, (("visit_id", "s1", ["0", "id"]),))]}, OP,
+        "replay_steps: s2.visit_id takes the first of 2 results of s1"),
+    "a final state the replay does not reach": (
+        {**OP, "final_state": [{**OP["final_state"][0], "value_json": '"done"'}]}, OP,
+        "replay_final_state: visits/V1.status is 'cancelled', expected 'done'"),
+    "a tool the environment lacks": (
+        {**OP, "steps": [OP["steps"][0], step("s2", "delete_visit", {"visit_id": "V1"})]}, OP,
+        "conversion: step s2 calls 'delete_visit'"),
+    "a target that does not exist": ({**OP, "target_record_id": "V99"}, OP, "conversion: the target visits/V99"),
+    "an answer the step does not give": ({**INFO, "expected_answer": ["2026-12-25"]}, INFO,
+                                         "answer: the answer step gives"),
+    "an info task that changes state": ({**INFO, "steps": [*INFO["steps"], step("s2", "cancel_visit",
+                                                                                 {"visit_id": "V3"})]}, INFO,
+                                        "conversion: an info task changes nothing"),
+}
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STANDIN_KEY", "sk-standin")
+
+
+def write(standin: StandIn, backend: str, max_rounds: int = 2) -> tuple[PositiveTask | RepairFailed, RepairLog]:
+    log = RepairLog()
+    caller = Caller({"standin": ProviderConfig(kind="openai", base_url=standin.openai_base_url,
+                                               api_key_env="STANDIN_KEY", max_retries=0)},
+                    {"writer": ModelConfig(name="stand-in-1", provider="standin", family="standin")})
+
+    async def once() -> PositiveTask | RepairFailed:
+        try:
+            return await write_positive_task(caller, "writer", CLINIC, Scenario.S1, 0, get_backend(backend),
+                                             max_rounds, log)
+        except RepairFailed as exc:
+            return exc
+
+    return anyio.run(once), log
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+@pytest.mark.parametrize("answer", [OP, INFO], ids=["op", "info"])
+def test_a_draft_that_replays_as_declared_becomes_the_act_side(answer: dict, backend: str, standin: StandIn) -> None:
+    standin.script("positive_task", Answer(answer))
+    task, log = write(standin, backend)
+    assert isinstance(task, PositiveTask), task
+    assert task.act.deliverable == Deliverable(answer["deliverable"]) and task.act.env_id == CLINIC.env_id
+    assert task.target.record_id == answer["target_record_id"] and log.first_try["positive_task"] == 1
+    assert [n.tool for n in task.act.reference_dag.nodes] == [s["tool"] for s in answer["steps"]]
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+@pytest.mark.parametrize("case", list(WRONG))
+def test_a_wrong_draft_goes_back_with_what_the_replay_found(case: str, backend: str, standin: StandIn) -> None:
+    wrong, right, finding = WRONG[case]
+    standin.script("positive_task", Answer(wrong), Answer(right))
+    task, log = write(standin, backend)
+    assert isinstance(task, PositiveTask), task
+    assert log.repaired["positive_task"] == 1
+    assert finding in standin.requests[1].body["messages"][1]["content"]
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+def test_a_draft_that_stays_ambiguous_fails_the_stage(backend: str, standin: StandIn) -> None:
+    standin.otherwise("positive_task", Answer(WRONG["a binding that picks the first of two"][0]))
+    result, log = write(standin, backend, max_rounds=1)
+    assert isinstance(result, RepairFailed) and "takes the first of 2 results" in str(result)
+    assert log.failed["positive_task"] == 1
