@@ -98,6 +98,8 @@ def synthesize(standin: StandIn, backend: str, max_rounds: int = 2) -> tuple[Env
             return await synthesize_environment(caller, "writer", SPEC, get_backend(backend), max_rounds, log)
         except RepairFailed as exc:
             return exc
+        finally:
+            await caller.aclose()
 
     return anyio.run(once), log
 

@@ -75,6 +75,8 @@ def write(standin: StandIn, backend: str, max_rounds: int = 2) -> tuple[Positive
                                              max_rounds, log)
         except RepairFailed as exc:
             return exc
+        finally:
+            await caller.aclose()
 
     return anyio.run(once), log
 

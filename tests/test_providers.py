@@ -42,7 +42,11 @@ MODEL = ModelConfig(name="stand-in-1", provider="standin", family="standin", inp
 
 def ask(provider: ProviderConfig, request: StructuredRequest = REQUEST) -> StructuredReply:
     async def once() -> StructuredReply:
-        return await build_provider(provider).complete(MODEL, request)
+        client = build_provider(provider)
+        try:
+            return await client.complete(MODEL, request)
+        finally:
+            await client.aclose()
 
     return anyio.run(once)
 
@@ -123,6 +127,7 @@ def test_requests_in_flight_are_capped_per_provider(concurrency: int, at_least: 
         async with anyio.create_task_group() as group:
             for _ in range(4):
                 group.start_soon(provider.complete, MODEL, REQUEST)
+        await provider.aclose()
 
     started = time.monotonic()
     anyio.run(four)
@@ -211,6 +216,7 @@ def calls(caller: Caller, *requests: StructuredRequest) -> list[StructuredReply 
                 results.append(await caller.call("environment", "writer", request))
             except Exception as exc:  # noqa: BLE001 - the test looks at it
                 results.append(exc)
+        await caller.aclose()
         return results
 
     return anyio.run(each)

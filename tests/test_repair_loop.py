@@ -39,6 +39,8 @@ def run(standin: StandIn, check=None, max_rounds: int = 2) -> tuple[CapabilityDr
             return await draft(caller, "capability", "writer", prompt(), CapabilityDraft, check, max_rounds, log)
         except RepairFailed as exc:
             return exc
+        finally:
+            await caller.aclose()
 
     return anyio.run(once), log
 
@@ -113,7 +115,10 @@ def test_capability_extraction_keeps_a_domain_the_seed_names(standin: StandIn) -
                     {"writer": ModelConfig(name="stand-in-1", provider="standin", family="standin")})
 
     async def once() -> object:
-        return await extract_capabilities(caller, "writer", "Move my dog's checkup to Friday", "vet_practice")
+        try:
+            return await extract_capabilities(caller, "writer", "Move my dog's checkup to Friday", "vet_practice")
+        finally:
+            await caller.aclose()
 
     spec = anyio.run(once)
     assert spec.domain == "vet_practice" and spec.seed_instruction == "Move my dog's checkup to Friday"

@@ -85,6 +85,10 @@ class Provider(Protocol):
         """One structured request; raises ProviderError when no reply could be had."""
         ...
 
+    async def aclose(self) -> None:
+        """Close the HTTP client, on the event loop that used it."""
+        ...
+
 
 def api_key(config: ProviderConfig) -> str:
     key = os.environ.get(config.api_key_env, "")

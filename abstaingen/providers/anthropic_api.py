@@ -27,6 +27,9 @@ class AnthropicProvider:
                                                timeout=config.timeout_s, max_retries=config.max_retries)
         self.slots = asyncio.Semaphore(config.concurrency)
 
+    async def aclose(self) -> None:
+        await self.client.close()
+
     async def complete(self, model: ModelConfig, request: StructuredRequest) -> StructuredReply:
         started = time.monotonic()
         async with self.slots:

@@ -134,6 +134,12 @@ class Caller:
                                        cost_usd=reply.usage.cost_usd(model), cached=False))
         return reply
 
+    async def aclose(self) -> None:
+        """Close every provider's client; call it on the loop that made the calls."""
+        for client in self._clients.values():
+            await client.aclose()
+        self._clients.clear()
+
     def _client(self, name: str) -> Provider:
         if name not in self._clients:
             self._clients[name] = build_provider(self.providers[name])

@@ -32,7 +32,11 @@ async def check_role(role: str, key: str, model: ModelConfig, provider_key: str,
     where = {"role": role, "model": f"{key} ({model.name}, family {model.family})",
              "provider": f"{provider_key} ({provider.kind}{', ' + provider.base_url if provider.base_url else ''})"}
     try:
-        reply = await build_provider(provider).complete(model, PROBE)
+        client = build_provider(provider)
+        try:
+            reply = await client.complete(model, PROBE)
+        finally:
+            await client.aclose()
     except AbstaingenError as exc:
         return RoleCheck(**where, works=False, detail=str(exc))
     cost = reply.usage.cost_usd(model)

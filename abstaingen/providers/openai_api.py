@@ -29,6 +29,9 @@ class OpenAIProvider:
                                          timeout=config.timeout_s, max_retries=config.max_retries)
         self.slots = asyncio.Semaphore(config.concurrency)
 
+    async def aclose(self) -> None:
+        await self.client.close()
+
     async def complete(self, model: ModelConfig, request: StructuredRequest) -> StructuredReply:
         # OpenAI's own API wants max_completion_tokens; compatible servers mostly know only max_tokens.
         own_api = self.config.kind == "openai"
