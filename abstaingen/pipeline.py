@@ -101,8 +101,8 @@ def infrastructure_losses(kept: list[TaskPair], rejected: list[TaskPair]) -> tup
     lost = [p for p in rejected if any(c.name in (INFRASTRUCTURE, ENV_INFRASTRUCTURE) for c in p.validation.failures())]
     if not lost:
         return [], []
-    gone = [f"{kind} {value}" for kind, key in (("domain", "domain"), ("scenario", "scenario"))
-            for value in sorted({str(getattr(p, key)) for p in lost} - {str(getattr(p, key)) for p in kept})]
+    gone = [f"{kind} {value}" for kind in ("domain", "scenario")
+            for value in sorted({str(getattr(p, kind)) for p in lost} - {str(getattr(p, kind)) for p in kept})]
     warning = f"{len(lost)} pairs were rejected because their sandbox failed on every attempt"
     return gone, [warning + (f"; lost entirely: {', '.join(gone)}" if gone else "")]
 

@@ -23,7 +23,8 @@ import shutil
 import stat
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -483,6 +484,15 @@ def scratch_folder(purpose: str) -> tempfile.TemporaryDirectory[str]:
     """A temporary folder named after this process, so that `remove_scratch` can find it when the
     run is stopped before the folder's own cleanup runs."""
     return tempfile.TemporaryDirectory(prefix=f"abstaingen-{os.getpid()}-{purpose}-")
+
+
+@contextmanager
+def bundle_in_scratch(bundle: EnvironmentBundle) -> Iterator[Path]:
+    """The bundle's folder, written in a scratch folder of this process and removed afterwards."""
+    with scratch_folder("env") as tmp:
+        folder = Path(tmp) / bundle.env_id
+        write_bundle(bundle, folder)
+        yield folder
 
 
 def remove_scratch() -> None:

@@ -18,7 +18,7 @@ from abstaingen.model.common import Model
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxError, SandboxSession
-from abstaingen.store import scratch_folder, write_bundle
+from abstaingen.store import bundle_in_scratch
 from abstaingen.validators.baselines import GATE_CHECKS, gate_checks, run_baselines
 from abstaingen.validators.code_gate import CHECK as CODE_GATE
 from abstaingen.validators.code_gate import check_code
@@ -143,9 +143,7 @@ async def check_candidate_environment(bundle: EnvironmentBundle, backend: Sandbo
     checks = [check_sandbox_policy(bundle, backend, allow_unsandboxed), check_code(bundle)]
     if not all(c.passed for c in checks):
         return checks
-    with scratch_folder("env") as tmp:
-        bundle_dir = Path(tmp) / bundle.env_id
-        write_bundle(bundle, bundle_dir)
+    with bundle_in_scratch(bundle) as bundle_dir:
         try:
             async with SandboxSession(bundle_dir, backend) as session:
                 return checks + await check_environment(session, bundle)
@@ -162,9 +160,7 @@ async def validate_pairs_async(bundle: EnvironmentBundle, pairs: list[TaskPair],
     executable = [p for p in pairs if all(c.passed for c in structural[p.pair_id])]
     run = SandboxRun()
     if all(c.passed for c in environment) and executable:
-        with scratch_folder("env") as tmp:
-            bundle_dir = Path(tmp) / bundle.env_id
-            write_bundle(bundle, bundle_dir)
+        with bundle_in_scratch(bundle) as bundle_dir:
             run = await _run_in_sandbox(bundle, bundle_dir, backend, executable)
             environment += run.environment
 

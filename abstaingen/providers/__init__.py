@@ -90,6 +90,12 @@ class Provider(Protocol):
         ...
 
 
+def error_message(body: object, fallback: str) -> str:
+    """The message of an API error body (both APIs put it at error.message), cut short."""
+    error = body.get("error", body) if isinstance(body, dict) else body
+    return str(error.get("message") if isinstance(error, dict) else error or fallback)[:300]
+
+
 def api_key(config: ProviderConfig) -> str:
     key = os.environ.get(config.api_key_env, "")
     if not key:
@@ -109,4 +115,4 @@ def build_provider(config: ProviderConfig) -> Provider:
 
 
 __all__ = ["ModelConfig", "Provider", "ProviderConfig", "ProviderError", "StructuredReply", "StructuredRequest",
-           "Usage", "api_key", "build_provider"]
+           "Usage", "api_key", "build_provider", "error_message"]

@@ -17,6 +17,7 @@ from abstaingen.providers import (
     StructuredRequest,
     Usage,
     api_key,
+    error_message,
 )
 
 
@@ -43,7 +44,7 @@ class AnthropicProvider:
                     tool_choice={"type": "tool", "name": request.schema_name},
                 )
             except anthropic.APIStatusError as exc:
-                raise ProviderError(f"{model.name}: HTTP {exc.status_code}: {_message(exc)}") from None
+                raise ProviderError(f"{model.name}: HTTP {exc.status_code}: {error_message(exc.body, exc.message)}") from None
             except anthropic.APIConnectionError as exc:
                 raise ProviderError(f"{model.name}: {type(exc).__name__}: {exc}") from None
         reply = StructuredReply(usage=Usage(input_tokens=message.usage.input_tokens,
@@ -58,9 +59,3 @@ class AnthropicProvider:
         if not calls:
             return reply.model_copy(update={"text": text, "problem": "the model did not call the tool"})
         return reply.model_copy(update={"value": calls[0].input})
-
-
-def _message(exc: anthropic.APIStatusError) -> str:
-    body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error", body)
-    return str(error.get("message") if isinstance(error, dict) else error or exc.message)[:300]

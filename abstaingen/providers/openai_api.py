@@ -19,6 +19,7 @@ from abstaingen.providers import (
     StructuredRequest,
     Usage,
     api_key,
+    error_message,
 )
 
 
@@ -48,7 +49,7 @@ class OpenAIProvider:
                     max_tokens=openai.omit if own_api else model.max_output_tokens,
                 )
             except openai.APIStatusError as exc:
-                raise ProviderError(f"{model.name}: HTTP {exc.status_code}: {_message(exc)}") from None
+                raise ProviderError(f"{model.name}: HTTP {exc.status_code}: {error_message(exc.body, exc.message)}") from None
             except openai.APIConnectionError as exc:
                 raise ProviderError(f"{model.name}: {type(exc).__name__}: {exc}") from None
         latency = time.monotonic() - started
@@ -68,9 +69,3 @@ class OpenAIProvider:
             return reply.model_copy(update={"value": json.loads(text)})
         except json.JSONDecodeError as exc:
             return reply.model_copy(update={"text": text, "problem": f"the reply is not JSON: {exc}"})
-
-
-def _message(exc: openai.APIStatusError) -> str:
-    body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error", body)
-    return str(error.get("message") if isinstance(error, dict) else error or exc.message)[:300]

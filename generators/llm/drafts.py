@@ -5,6 +5,7 @@ patterns) stay in the draft's pydantic validation: the repair loop shows their e
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,6 +17,16 @@ _DROPPED = {"default", "title", "minLength", "maxLength", "pattern", "format", "
 
 class Draft(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def parse_json(text: str, where: str, problems: list[str]) -> Any:
+    """A JSON value a draft carries as a string (strict schemas allow no free-form objects); a
+    problem for the repair loop, and None, when it does not parse."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.append(f"conversion: {where} is not JSON: {exc}")
+        return None
 
 
 def strict_schema(draft: type[Draft]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from abstaingen.generators.llm.drafts import Draft, strict_schema
+from abstaingen.generators.llm.drafts import Draft, parse_json, strict_schema
 from abstaingen.generators.llm.repair import RepairLog, draft
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, ToolSpec
 from abstaingen.model.common import content_hash
@@ -78,15 +78,13 @@ def to_bundle(spec: CapabilitySpec, candidate: EnvironmentDraft) -> EnvironmentB
 
 
 def _json_object(text: str, where: str, problems: list[str]) -> dict | None:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problems.append(f"conversion: {where} is not JSON: {exc}")
-        return None
-    if not isinstance(value, dict):
+    known = len(problems)
+    value = parse_json(text, where, problems)
+    if isinstance(value, dict):
+        return value
+    if len(problems) == known:  # it parsed, as something else
         problems.append(f"conversion: {where} must be a JSON object")
-        return None
-    return value
+    return None
 
 
 async def synthesize_environment(caller: Caller, model_key: str, spec: CapabilitySpec, backend: SandboxBackend,

@@ -6,13 +6,12 @@ one value, the final state or the answer as declared, the same trace both times.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, ValidationError
 
 from abstaingen.generators import PositiveTask
-from abstaingen.generators.llm.drafts import Draft, strict_schema
+from abstaingen.generators.llm.drafts import Draft, parse_json, strict_schema
 from abstaingen.generators.llm.repair import RepairLog, draft
 from abstaingen.model import (
     DagNode,
@@ -32,7 +31,7 @@ from abstaingen.providers.calls import Caller
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxError, SandboxSession
-from abstaingen.store import scratch_folder, write_bundle
+from abstaingen.store import bundle_in_scratch
 from abstaingen.validators.replay_check import check_positive_replay
 
 STAGE = "positive_task"
@@ -99,7 +98,7 @@ def to_variant(bundle: EnvironmentBundle, candidate: PositiveDraft, task_id: str
     for index, step in enumerate(candidate.steps):
         if step.tool not in kinds:
             problems.append(f"conversion: step {step.id} calls {step.tool!r}, which the environment does not have")
-        args = _json(step.arguments_json, f"step {step.id} arguments_json", problems)
+        args = parse_json(step.arguments_json, f"step {step.id} arguments_json", problems)
         bindings = {}
         for binding in step.bindings:
             if binding.from_step not in ids[:index]:
@@ -129,7 +128,7 @@ def to_variant(bundle: EnvironmentBundle, candidate: PositiveDraft, task_id: str
             problems.append("conversion: an info task gives the expected answer and the step that holds it")
     assertions = []
     for a in candidate.final_state:
-        value = _json(a.value_json, f"final_state {a.collection}/{a.record_id}.{a.field}", problems)
+        value = parse_json(a.value_json, f"final_state {a.collection}/{a.record_id}.{a.field}", problems)
         assertions.append(StateAssertion(collection=a.collection, record_id=a.record_id, field=a.field, equals=value))
     if problems:
         raise ValueError("; ".join(problems))
@@ -143,23 +142,13 @@ def to_variant(bundle: EnvironmentBundle, candidate: PositiveDraft, task_id: str
     )
 
 
-def _json(text: str, where: str, problems: list[str]) -> object:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        problems.append(f"conversion: {where} is not JSON: {exc}")
-        return None
-
-
 def _path(keys: list[str]) -> list[str | int]:
     return [int(k) if k.isdigit() else k for k in keys]
 
 
 async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, backend: SandboxBackend) -> list[str]:
     """What is wrong with the act side when its DAG replays in the sandbox (empty: nothing)."""
-    with scratch_folder("env") as tmp:
-        folder = Path(tmp) / bundle.env_id
-        write_bundle(bundle, folder)
+    with bundle_in_scratch(bundle) as folder:
         try:
             async with SandboxSession(folder, backend) as session:
                 runs = await replay(session, [act], REPLAYS)
