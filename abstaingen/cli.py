@@ -150,7 +150,7 @@ def run_generate_command(options: argparse.Namespace) -> int:
 
 def _seeds_for(config: GenerateConfig, seeds_option: Path | None) -> list[SeedInstruction]:
     path = seeds_option or config.generation.seeds_file
-    return load_seeds(path) if path is not None else []
+    return load_seeds(path, config.backend_for("capability") == "builtin") if path is not None else []
 
 
 def _summary(config: GenerateConfig, release: Release) -> str:
@@ -266,7 +266,8 @@ def run_verify_command(options: argparse.Namespace) -> int:
         raise AbstaingenError("release verify: --seeds needs --config (the fingerprint covers both)")
     config = load_config(options.config) if options.config is not None else None
     seeds_path = options.seeds or (config.generation.seeds_file if config is not None else None)
-    seeds = load_seeds(seeds_path) if seeds_path is not None else []
+    builtin = config is None or config.backend_for("capability") == "builtin"
+    seeds = load_seeds(seeds_path, builtin) if seeds_path is not None else []
     problems = verify_release(folder, config, seeds)
     if problems:
         for problem in problems:

@@ -7,7 +7,8 @@ Config file shape; every section and key is optional:
     output_dir = "artifacts"       # relative paths resolve against the CURRENT WORKING DIRECTORY
     seed = 7
     [generation]
-    domains = ["travel", "banking"]  # default: every builtin domain (generators.builtin.DOMAIN_NAMES)
+    domains = ["travel", "banking"]  # builtin: default every builtin domain (generators.builtin.DOMAIN_NAMES);
+                                    # llm capability stage: any snake_case names, default the seeds' domains
     variants_per_scenario = 2       # pairs per (domain, scenario) the builtin backend tries
     seeds_file = "seeds.jsonl"      # relative paths resolve against the CONFIG FILE's folder
     [backends]
@@ -33,6 +34,11 @@ Config file shape; every section and key is optional:
     output_usd_per_mtok = 2.0
     [roles]
     generator = "writer"            # judge = "..." (a model of another family)
+    [llm]
+    cache_dir = "artifacts/llm-cache"  # response cache; relative to the current working directory
+    budget_usd = 5.0                # optional: no model call once this much is spent
+    max_repair_rounds = 2           # answers sent back with findings before an item is given up
+    breaker_after = 5               # a provider failing this many calls in a row ends the run
 
 The sandbox keys guard what untrusted code may do, so they are strict: allow_unsandboxed must be a
 TOML boolean (not "yes" or 1), and the limits must be finite numbers within the ranges above (TOML's
@@ -65,6 +71,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -80,6 +87,7 @@ __all__ = [
     "DatasetConfig",
     "GenerateConfig",
     "GenerationConfig",
+    "LlmConfig",
     "SandboxConfig",
     "SeedInstruction",
     "apply_overrides",
@@ -109,10 +117,25 @@ def known_domains() -> tuple[str, ...]:
     return DOMAIN_NAMES
 
 
-def _check_domain(domain: str) -> str:
+_DOMAIN_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+MAX_DOMAIN_CHARS = 40
+
+
+def _check_domain(domain: str, builtin: bool = False) -> str:
+    """A builtin run knows only the builtin domains; an llm run takes any snake_case name."""
+    if builtin:
+        return _builtin_domain(domain)
+    if not _DOMAIN_NAME.match(domain) or len(domain) > MAX_DOMAIN_CHARS:
+        raise ValueError(f"invalid domain name {shown(domain)}: use lowercase letters, digits and '_', starting with "
+                         f"a letter (at most {MAX_DOMAIN_CHARS} characters)")
+    return domain
+
+
+def _builtin_domain(domain: str) -> str:
     known = known_domains()
     if domain not in known:
-        raise ValueError(f"unknown domain {shown(domain)} (known: {', '.join(known)})")
+        raise ValueError(f"unknown domain {shown(domain)} (known: {', '.join(known)}; the llm backend writes new "
+                         "domains: backends.capability = \"llm\")")
     return domain
 
 
@@ -143,7 +166,8 @@ class GenerationConfig(Model):
         if not domains:
             raise ValueError("at least one domain is needed")
         for domain in domains:
-            _check_domain(domain)
+            if domain not in known_domains():
+                _check_domain(domain)
         repeated = sorted(d for d, n in Counter(domains).items() if n > 1)
         if repeated:
             raise ValueError(f"domain {repeated[0]!r} is listed more than once")
@@ -171,6 +195,22 @@ class SandboxConfig(Model):
         default=False, description="publish even when sandbox failures lost a whole domain or scenario (with a warning)")
 
 
+class LlmConfig(Model):
+    """How the llm backend spends calls."""
+
+    cache_dir: Path | None = Field(default=Path("artifacts/llm-cache"),
+                                   description="response cache, relative to the current working directory; "
+                                               "a rerun answers from it without a request")
+    budget_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False,
+                                     description="no model call once the run has spent this much; finished pairs "
+                                                 "are kept and published")
+    max_repair_rounds: StrictInt = Field(default=2, ge=0, le=10,
+                                         description="answers sent back with their findings before an item is lost")
+    breaker_after: StrictInt = Field(default=5, ge=1, le=100,
+                                     description="calls failing in a row after which a provider is given up and "
+                                                 "the run ends")
+
+
 class RolesConfig(Model):
     """Which model (a key of [models]) plays each role."""
 
@@ -186,6 +226,24 @@ class GenerateConfig(Model):
     providers: dict[str, ProviderConfig] = Field(default_factory=dict, description="endpoints, by a name of yours")
     models: dict[str, ModelConfig] = Field(default_factory=dict, description="models, by a name of yours")
     roles: RolesConfig = Field(default_factory=RolesConfig)
+    llm: LlmConfig = Field(default_factory=LlmConfig)
+
+    @model_validator(mode="after")
+    def _backends_fit(self) -> GenerateConfig:
+        """A builtin stage works only on what builtin stages before it wrote: its tasks need a builtin
+        environment, its perturbations a plan it derives from its own positive task."""
+        order = ("capability", "environment", "task", "perturbation")
+        for before, after in zip(order[1:], order[2:]):
+            if self.backend_for(after) == "builtin" and self.backend_for(before) == "llm":
+                raise ValueError(f"backends: a builtin {after} stage cannot follow an llm {before} stage (builtin "
+                                 "stages work on builtin environments and tasks)")
+        if self.backend_for("capability") == "builtin" or self.backend_for("environment") == "builtin":
+            for domain in self.generation.domains:
+                try:
+                    _builtin_domain(domain)
+                except ValueError as exc:
+                    raise ValueError(f"generation.domains: {exc}") from None
+        return self
 
     @model_validator(mode="after")
     def _references_resolve(self) -> GenerateConfig:
@@ -239,8 +297,9 @@ class SeedInstruction(Model):
 
     @field_validator("domain")
     @classmethod
-    def _known_domain(cls, domain: str | None) -> str | None:
-        return None if domain is None else _check_domain(domain)
+    def _known_domain(cls, domain: str | None, info: ValidationInfo) -> str | None:
+        builtin = bool(info.context and info.context.get("builtin_domains"))
+        return None if domain is None else _check_domain(domain, builtin)
 
 
 # --- loading -------------------------------------------------------------------------------------
@@ -265,10 +324,23 @@ def load_config(path: Path | None) -> GenerateConfig:
 def seeds_in_scope(config: GenerateConfig, seeds: Sequence[SeedInstruction]) -> list[SeedInstruction]:
     """The seeds a generation run works from, picked as abstaingen.flows.generate.run_generate picks them:
     the given seeds, or the builtin default seeds when there are none, then only those whose domain is
-    configured. The release's config fingerprint is taken over exactly these."""
+    configured. The release's config fingerprint is taken over exactly these.
+
+    With the builtin capability stage a seed's domain is what the builtin matcher finds. With the llm
+    one the model names the domain, so a seed is in scope unless it names a domain `generation.domains`
+    (when the config sets it) leaves out."""
     from abstaingen.generators.builtin.capability import default_seeds, extract_capabilities
 
     chosen = list(seeds) or [SeedInstruction(instruction=text, domain=domain) for text, domain in default_seeds()]
+    if config.backend_for("capability") == "llm":
+        listed = "domains" in config.generation.model_fields_set
+        return [s for s in chosen if not listed or s.domain is None or s.domain in config.generation.domains]
+    for seed in chosen:
+        if seed.domain is not None and seed.domain not in known_domains():
+            try:
+                _builtin_domain(seed.domain)
+            except ValueError as exc:
+                raise AbstaingenError(f"seed {shown(seed.instruction)}: {exc}") from None
     return [s for s in chosen if extract_capabilities(s.instruction, s.domain).domain in config.generation.domains]
 
 
@@ -322,10 +394,11 @@ def _describe_toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> str:
     return f"{path}: malformed TOML: {_cut(message)}"
 
 
-def load_seeds(path: Path) -> list[SeedInstruction]:
-    """Read JSONL seeds: one object per line; blank lines and lines starting with '#' are skipped."""
+def load_seeds(path: Path, builtin_domains: bool = False) -> list[SeedInstruction]:
+    """Read JSONL seeds: one object per line; blank lines and lines starting with '#' are skipped.
+    `builtin_domains`: a seed may name only a builtin domain (a run whose capability stage is builtin)."""
     seeds = [
-        _parse_seed_line(path, number, line)
+        _parse_seed_line(path, number, line, builtin_domains)
         for number, line in _seed_lines(path)
         if line.strip() and not line.lstrip().startswith("#")
     ]
@@ -363,7 +436,7 @@ def _seed_lines(path: Path) -> Iterator[tuple[int, str]]:
             yield number, text.rstrip("\r\n")
 
 
-def _parse_seed_line(path: Path, number: int, line: str) -> SeedInstruction:
+def _parse_seed_line(path: Path, number: int, line: str, builtin_domains: bool) -> SeedInstruction:
     where = f"{path}:{number}"
     try:
         value = json.loads(line)
@@ -374,7 +447,7 @@ def _parse_seed_line(path: Path, number: int, line: str) -> SeedInstruction:
     if not isinstance(value, dict):
         raise AbstaingenError(f"{where}: expected a JSON object like {{\"instruction\": \"...\"}}, got {_json_kind(value)}")
     try:
-        return SeedInstruction.model_validate(value)
+        return SeedInstruction.model_validate(value, context={"builtin_domains": builtin_domains})
     except ValidationError as exc:
         raise AbstaingenError(f"{where}: {_describe(exc, SeedInstruction)}") from None
 
@@ -394,7 +467,11 @@ def _describe(error: ValidationError, root: type[BaseModel], renames: dict[str, 
     for item in items[:_MAX_PROBLEMS_SHOWN]:
         key = _dotted(item["loc"])
         name = (renames or {}).get(key, key)
-        parts.append(f"{name}: {_problem(item, root)}" if name else _problem(item, root))
+        problem = _problem(item, root)
+        if not name:  # a check across sections names its key in the message
+            for old, new in (renames or {}).items():
+                problem = problem.replace(f"{old}: ", f"{new}: ", 1) if problem.startswith(f"{old}: ") else problem
+        parts.append(f"{name}: {problem}" if name else problem)
     if len(items) > _MAX_PROBLEMS_SHOWN:
         parts.append(f"and {len(items) - _MAX_PROBLEMS_SHOWN} more problems")
     return "; ".join(parts)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 
-from abstaingen.generators import Generator, NotApplicable, PositiveTask
-from abstaingen.model import EnvironmentBundle, FunnelStage, Provenance, Scenario, TaskPair
+from abstaingen.generators import Generator, ItemLost, NotApplicable, PositiveTask
+from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Scenario, TaskPair
 from abstaingen.model.common import Model
+from abstaingen.model.release import RepairCount
 from abstaingen.model.score import AgentMetrics, LeakageScore, ShortcutScore
 from abstaingen.scoring import aggregate
 from abstaingen.validators.baselines import BASELINES
@@ -20,8 +22,53 @@ from abstaingen.validators.leakage import leakage_report
 from abstaingen.validators.shortcuts import shortcut_report
 from abstaingen.validators.validate import ENV_INFRASTRUCTURE, INFRASTRUCTURE, LAYERS, StageCount, ValidatedBatch
 
-STAGES = ("environment", "task", "dedup", *LAYERS)
+if TYPE_CHECKING:
+    from abstaingen.config import SeedInstruction
+
+GENERATION_STAGES = ("capability", "environment", "task", "perturbation")
+STAGES = (*GENERATION_STAGES, "dedup", *LAYERS)
 RUNTIME_SCENARIOS = {"S6", "S7", "S8"}
+T = TypeVar("T")
+
+
+async def each(work: list[Awaitable[T]], reasons: list[str]) -> tuple[list[T | None], Counter[str]]:
+    """Run the items of a stage at once. An item that is lost (ItemLost, NotApplicable) gives None and
+    is counted under its reason, prefixed by `reasons[i]`; any other error ends the stage."""
+    outcomes = await asyncio.gather(*work, return_exceptions=True)
+    lost = Counter[str]()
+    kept: list[T | None] = []
+    for prefix, outcome in zip(reasons, outcomes):
+        if isinstance(outcome, ItemLost | NotApplicable):
+            reason = outcome.reason if isinstance(outcome, ItemLost) else str(outcome)
+            lost[f"{prefix}{reason}"] += 1
+            kept.append(None)
+        elif isinstance(outcome, BaseException):
+            raise outcome
+        else:
+            kept.append(outcome)
+    return kept, lost
+
+
+class CapabilityBatch(Model):
+    specs: list[CapabilitySpec]
+    funnel: StageCount
+
+
+async def extract_all(generator: Generator, seeds: list[SeedInstruction]) -> CapabilityBatch:
+    specs, lost = await each([generator.extract_capabilities(s) for s in seeds], [""] * len(seeds))
+    return CapabilityBatch(specs=[s for s in specs if s is not None],
+                           funnel=StageCount(stage="capability", received=len(seeds), rejected=dict(lost)))
+
+
+class EnvironmentBatch(Model):
+    bundles: list[EnvironmentBundle]
+    funnel: StageCount
+
+
+async def synthesize_all(generator: Generator, specs: list[CapabilitySpec], seed: int) -> EnvironmentBatch:
+    bundles, lost = await each([generator.synthesize_environment(s, seed) for s in specs], [""] * len(specs))
+    return EnvironmentBatch(bundles=[b for b in bundles if b is not None],
+                            funnel=StageCount(stage="environment", received=len(specs), rejected=dict(lost)))
 
 
 class PositiveBatch(Model):
@@ -32,22 +79,44 @@ class PositiveBatch(Model):
 async def write_positives(generator: Generator, bundle: EnvironmentBundle, variants: int, seed: int) -> PositiveBatch:
     """T+ for every scenario and variant the environment allows; the rest is counted, with its reason."""
     wanted = [(scenario, variant) for scenario in Scenario for variant in range(variants)]
-    written = await asyncio.gather(*(generator.write_positive_task(bundle, scenario, variant, seed)
-                                     for scenario, variant in wanted), return_exceptions=True)
-    tasks, rejected = [], Counter[str]()
-    for (scenario, _), outcome in zip(wanted, written):
-        if isinstance(outcome, NotApplicable):
-            rejected[f"{scenario.value}: {outcome}"] += 1
-        elif isinstance(outcome, BaseException):
-            raise outcome
-        else:
-            tasks.append(outcome)
-    return PositiveBatch(tasks=tasks, funnel=StageCount(stage="task", received=len(wanted), rejected=dict(rejected)))
+    tasks, lost = await each([generator.write_positive_task(bundle, scenario, variant, seed)
+                              for scenario, variant in wanted], [f"{scenario.value}: " for scenario, _ in wanted])
+    return PositiveBatch(tasks=[t for t in tasks if t is not None],
+                         funnel=StageCount(stage="task", received=len(wanted), rejected=dict(lost)))
+
+
+class PerturbedBatch(Model):
+    pairs: list[TaskPair]
+    funnel: StageCount
 
 
 async def perturb_all(generator: Generator, bundle: EnvironmentBundle, positives: PositiveBatch,
-                      provenance: Provenance, seed: int) -> list[TaskPair]:
-    return list(await asyncio.gather(*(generator.perturb(p, bundle, provenance, seed) for p in positives.tasks)))
+                      provenance: Provenance, seed: int) -> PerturbedBatch:
+    pairs, lost = await each([generator.perturb(p, bundle, provenance, seed) for p in positives.tasks],
+                             [f"{p.scenario.value}: " for p in positives.tasks])
+    return PerturbedBatch(pairs=[p for p in pairs if p is not None],
+                          funnel=StageCount(stage="perturbation", received=len(positives.tasks), rejected=dict(lost)))
+
+
+def funnel_stage_of(llm_stage: str) -> str:
+    """The funnel line an llm stage's repairs are counted on (perturb_s1 ... perturb_s8: perturbation)."""
+    return {"positive_task": "task"}.get(llm_stage, "perturbation" if llm_stage.startswith("perturb_") else llm_stage)
+
+
+def with_repairs(funnel: list[FunnelStage], repairs: list[RepairCount]) -> list[FunnelStage]:
+    """The funnel with each generation stage's repair loop counted on its line."""
+    lines = {f.stage: f for f in funnel}
+    for count in repairs:
+        stage = funnel_stage_of(count.stage)
+        if stage not in lines:
+            continue
+        line = lines[stage]
+        prefix = f"{count.stage.removeprefix('perturb_').upper()} " if stage == "perturbation" else ""
+        sent_back = Counter(line.sent_back) + Counter({f"{prefix}{k}": v for k, v in count.sent_back.items()})
+        lines[stage] = line.model_copy(update={"repaired": line.repaired + count.repaired,
+                                               "repair_rounds": line.repair_rounds + count.rounds,
+                                               "sent_back": dict(sent_back)})
+    return [lines[f.stage] for f in funnel]
 
 
 class Deduplicated(Model):

@@ -17,8 +17,8 @@ import os
 import platform
 import time
 
-from abstaingen.config import SeedInstruction
-from abstaingen.generators import get_generator
+from abstaingen.config import GenerateConfig, SeedInstruction
+from abstaingen.generators import make_generator
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import Provenance, Scenario
 from abstaingen.pipeline import assemble, deduplicate, merge_funnel, perturb_all, validate_concurrently, write_positives
@@ -45,7 +45,7 @@ def main() -> None:
         timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - began
         return value
 
-    generator = get_generator("builtin")
+    generator = make_generator("builtin", GenerateConfig())
     seeds = [SeedInstruction(instruction=bp.seed_instruction, domain=name) for name, bp in DOMAINS.items()]
     specs = timed("capability", lambda: [asyncio.run(generator.extract_capabilities(s)) for s in seeds])
     bundles = timed("environment", lambda: [asyncio.run(generator.synthesize_environment(s, options.seed))

@@ -16,6 +16,7 @@ import contextlib
 import os
 import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -26,19 +27,27 @@ from prefect.cache_policies import NONE
 import abstaingen
 from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction, load_seeds, seeds_in_scope
 from abstaingen.errors import AbstaingenError
-from abstaingen.generators import get_generator
+from abstaingen.generators import Generator, generators_for_run, get_generator, make_generator
 from abstaingen.interrupts import hold_signals, note_published, publishing, stop_on_signals, stop_run, take_signals
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, TaskPair
 from abstaingen.model.common import Model
 from abstaingen.pipeline import (
+    GENERATION_STAGES,
+    CapabilityBatch,
+    EnvironmentBatch,
+    PerturbedBatch,
     PositiveBatch,
     assemble,
     deduplicate,
+    extract_all,
     merge_funnel,
     perturb_all,
+    synthesize_all,
     validate_concurrently,
+    with_repairs,
     write_positives,
 )
+from abstaingen.providers.calls import ProviderUnavailable
 from abstaingen.sandboxes.backends import (
     DockerBackend,
     SandboxLimits,
@@ -53,7 +62,6 @@ from abstaingen.validators.shortcuts import LIMIT as SHORTCUT_LIMIT
 from abstaingen.validators.validate import ValidatedBatch, validate_pairs_async
 
 EXIT_FAILED = 1
-GENERATION_STAGES = ("capability", "environment", "task", "perturbation")
 
 
 class GenerationResult(Model):
@@ -90,29 +98,43 @@ def code_version() -> str:
 
 
 # Generation stages take the backend's name (the config's choice for the stage), not a generator object:
-# Prefect records task parameters, and a name is what the UI should show.
+# Prefect records task parameters, and a name is what the UI should show. The run's generators are
+# opened once by the flow (generators_for_run) and looked up by that name.
+
+
+@contextlib.contextmanager
+def provider_given_up() -> Iterator[None]:
+    """A provider that keeps failing ends the run with one line (inside the task, before Prefect logs
+    a traceback); the response cache keeps every answer already had, so a rerun picks up from there."""
+    try:
+        yield
+    except ProviderUnavailable as exc:
+        stop_run(f"error: {exc}; the run stopped (answers so far are in the response cache)", EXIT_FAILED)
 
 
 @task(name="extract capabilities", cache_policy=NONE)
-async def extract_capabilities_stage(seeds: list[SeedInstruction], backend: str) -> list[CapabilitySpec]:
-    generator = get_generator(backend)
-    return list(await asyncio.gather(*(generator.extract_capabilities(s) for s in seeds)))
+async def extract_capabilities_stage(seeds: list[SeedInstruction], backend: str) -> CapabilityBatch:
+    with provider_given_up():
+        return await extract_all(get_generator(backend), seeds)
 
 
 @task(name="synthesize environment", cache_policy=NONE)
-async def synthesize_environment_stage(spec: CapabilitySpec, seed: int, backend: str) -> EnvironmentBundle:
-    return await get_generator(backend).synthesize_environment(spec, seed)
+async def synthesize_environment_stage(spec: CapabilitySpec, seed: int, backend: str) -> EnvironmentBatch:
+    with provider_given_up():
+        return await synthesize_all(get_generator(backend), [spec], seed)
 
 
 @task(name="write positive tasks", cache_policy=NONE)
 async def positive_tasks_stage(bundle: EnvironmentBundle, variants: int, seed: int, backend: str) -> PositiveBatch:
-    return await write_positives(get_generator(backend), bundle, variants, seed)
+    with provider_given_up():
+        return await write_positives(get_generator(backend), bundle, variants, seed)
 
 
 @task(name="perturb", cache_policy=NONE)
 async def perturb_stage(bundle: EnvironmentBundle, positives: PositiveBatch, provenance: Provenance, seed: int,
-                        backend: str) -> list[TaskPair]:
-    return await perturb_all(get_generator(backend), bundle, positives, provenance, seed)
+                        backend: str) -> PerturbedBatch:
+    with provider_given_up():
+        return await perturb_all(get_generator(backend), bundle, positives, provenance, seed)
 
 
 dedup_stage = task(name="remove near-duplicates", cache_policy=NONE)(deduplicate)
@@ -166,7 +188,8 @@ async def publish_prefect_artifacts(release: Release, folder: Path) -> None:
     lines = [f"# {release.name} {release.version}", "", f"{release.total_pairs} pairs in `{folder}`", ""]
     for dimension, counts in release.counts.items():
         lines.append(f"- **{dimension}**: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    lines.append(f"- **cost**: ${release.cost_usd:.2f} (builtin backend)")
+    lines.append(f"- **cost**: ${release.cost_usd:.2f}" + (f" (${release.cost_per_pair_usd:.4f} per pair)"
+                                                            if release.cost else " (builtin backend)"))
     await acreate_markdown_artifact(key="release-summary", markdown="\n".join(lines))
 
 
@@ -184,6 +207,12 @@ async def generate_release(config: GenerateConfig, seeds_file: Path) -> Generati
 
 
 async def _generate_release(config: GenerateConfig, seeds_file: Path, probe: ApiProbe) -> GenerationResult:
+    async with generators_for_run(config, GENERATION_STAGES) as generators:
+        return await _generate_with(config, seeds_file, probe, generators)
+
+
+async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiProbe,
+                         generators: dict[str, Generator]) -> GenerationResult:
     logger = get_run_logger()
     seeds = load_seeds(seeds_file)
     seed = config.dataset.seed
@@ -191,15 +220,17 @@ async def _generate_release(config: GenerateConfig, seeds_file: Path, probe: Api
                             seed=seed, code_version=code_version())
 
     backend = {stage: config.backend_for(stage) for stage in GENERATION_STAGES}
-    specs = await extract_capabilities_stage(seeds, backend["capability"])
-    logger.info("%d seed instructions -> %d capability specs", len(seeds), len(specs))
-    bundles = list(await asyncio.gather(*(synthesize_environment_stage(spec, seed, backend["environment"])
-                                          for spec in specs)))
+    capability = await extract_capabilities_stage(seeds, backend["capability"])
+    logger.info("%d seed instructions -> %d capability specs", len(seeds), len(capability.specs))
+    environments = list(await asyncio.gather(*(synthesize_environment_stage(spec, seed, backend["environment"])
+                                               for spec in capability.specs)))
+    bundles = [b for batch in environments for b in batch.bundles]
     variants = config.generation.variants_per_scenario
     positives = list(await asyncio.gather(*(positive_tasks_stage(bundle, variants, seed, backend["task"])
                                             for bundle in bundles)))
-    candidates = list(await asyncio.gather(*(perturb_stage(bundle, batch, provenance, seed, backend["perturbation"])
-                                             for bundle, batch in zip(bundles, positives))))
+    perturbed = list(await asyncio.gather(*(perturb_stage(bundle, batch, provenance, seed, backend["perturbation"])
+                                            for bundle, batch in zip(bundles, positives))))
+    candidates = [batch.pairs for batch in perturbed]
     unique = dedup_stage(bundles, candidates)
     batches = await validate_all(bundles, unique.by_environment, config.sandbox, config.sandbox.concurrency)
     if LEFTOVERS:
@@ -208,15 +239,19 @@ async def _generate_release(config: GenerateConfig, seeds_file: Path, probe: Api
     assembly = assemble_stage([p for batch in batches for p in batch.accepted], bundles,
                               [p for batch in batches for p in batch.rejected], config.sandbox.allow_infrastructure_loss)
 
-    funnel = merge_funnel([p.funnel for p in positives] + [unique.funnel]
-                          + [s for batch in batches for s in batch.stages])
-    funnel.insert(0, FunnelStage(stage="environment", received=len(specs), passed=len(bundles)))
+    reports = [g.report() for g in generators.values()]
+    funnel = with_repairs(merge_funnel([capability.funnel, *(e.funnel for e in environments),
+                                        *(p.funnel for p in positives), *(p.funnel for p in perturbed), unique.funnel,
+                                        *(s for batch in batches for s in batch.stages)]),
+                          [r for report in reports for r in report.repairs])
+    cost = [line for report in reports for line in report.cost]
+    warnings = [*assembly.warnings, *budget_warning(funnel, config)]
     logger.info("%d candidate pairs, %d after dedup, %d validated", sum(len(c) for c in candidates),
                 unique.funnel.received - sum(unique.funnel.rejected.values()), len(assembly.pairs))
     for metrics in assembly.baselines:
         logger.info("baseline %-14s act %5.1f%%  abstain %5.1f%%  paired %5.1f%%", metrics.agent,
                     100 * metrics.act, 100 * metrics.abstain, 100 * metrics.paired)
-    for warning in assembly.warnings:
+    for warning in warnings:
         logger.warning("%s", warning)
     if not assembly.pairs or assembly.refusal:
         refusal = assembly.refusal or "no pair survived validation"
@@ -229,7 +264,11 @@ async def _generate_release(config: GenerateConfig, seeds_file: Path, probe: Api
         config_fingerprint=config.fingerprint(seeds), sandbox=sandbox_used(pairs),
         sandbox_image=next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None),
         counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines, leakage=assembly.leakage,
-        shortcuts=assembly.shortcuts, warnings=assembly.warnings,
+        shortcuts=assembly.shortcuts, warnings=warnings, cost=cost,
+        cost_usd=round(sum(line.cost_usd for line in cost), 6),
+        cost_per_pair_usd=round(sum(line.cost_usd for line in cost) / len(pairs), 6),
+        models={k: v for report in reports for k, v in report.models.items()},
+        prompts={k: v for report in reports for k, v in report.prompts.items()},
     )
     if not await probe.answers():
         stop_run(API_DEAD, EXIT_FAILED)
@@ -240,6 +279,14 @@ async def _generate_release(config: GenerateConfig, seeds_file: Path, probe: Api
     await publish_prefect_artifacts(release, folder)
     logger.info("published %s %s: %d pairs in %s", release.name, release.version, release.total_pairs, folder)
     return GenerationResult(release=release, funnel=funnel)
+
+
+def budget_warning(funnel: list[FunnelStage], config: GenerateConfig) -> list[str]:
+    lost = sum(n for line in funnel for reason, n in line.rejected.items() if reason.endswith("budget_exhausted"))
+    if not lost:
+        return []
+    return [f"the budget of ${config.llm.budget_usd:.2f} ran out: {lost} items were not written; every pair finished "
+            "before that is in this release"]
 
 
 class ApiProbe:
@@ -277,9 +324,7 @@ async def watch_api(probe: ApiProbe, interval_s: float = 2.0, misses_allowed: in
 
 
 def run_generate(config: GenerateConfig, seeds: list[SeedInstruction] | None = None) -> Release:
-    """Entry point for the CLI and tests: checks what the flow cannot do yet, then runs it."""
-    for stage in GENERATION_STAGES:  # an unknown or unfinished backend is one line here, not a crash in a task
-        get_generator(config.backend_for(stage))
+    """Entry point for the CLI and tests: checks what the flow cannot do, then runs it."""
     in_scope = seeds_in_scope(config, seeds or [])
     if not in_scope:
         raise AbstaingenError("no seed instruction belongs to the configured domains "
@@ -288,6 +333,8 @@ def run_generate(config: GenerateConfig, seeds: list[SeedInstruction] | None = N
     # the user's to fix and gets one line, not a traceback from inside every validation task.
     chosen = select_backend(config.sandbox.backend).name
     config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": chosen})})
+    for name in {config.backend_for(stage) for stage in GENERATION_STAGES}:
+        make_generator(name, config)  # a backend the config cannot work with is one line here, not a failed task
     with scratch_folder("seeds") as folder:
         seeds_file = Path(folder) / "seeds.jsonl"
         seeds_file.write_text("".join(s.model_dump_json() + "\n" for s in in_scope), encoding="utf-8")

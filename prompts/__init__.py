@@ -1,6 +1,6 @@
 """Prompt templates for the llm backend (Jinja2), one per stage, plus `repair`.
 
-A template has two blocks, `system` and `user`. Rendering is strict: a variable the caller did not
+A template has two blocks, `system` and `user`; shared text lives in templates they include. Rendering is strict: a variable the caller did not
 give is an error, not an empty string. Each rendered prompt carries the hash of its template's text,
 which goes into the provenance of what it produced, so a release says which prompt wrote it.
 """
@@ -8,6 +8,7 @@ which goes into the provenance of what it produced, so a release says which prom
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -32,8 +33,15 @@ def _environment() -> jinja2.Environment:
                               autoescape=False, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
 
 
+_USES = re.compile(r"""{%-?\s*(?:include|extends|import|from)\s+["']([^"']+)\.j2["']""")
+
+
 def template_hash(name: str) -> str:
-    return hashlib.sha256((FOLDER / f"{name}.j2").read_bytes()).hexdigest()
+    """The hash of the template's text and of every template it includes: editing a shared part
+    changes the hash of each prompt that shows it."""
+    text = (FOLDER / f"{name}.j2").read_text(encoding="utf-8")
+    used = "".join(template_hash(part) for part in sorted(set(_USES.findall(text))))
+    return hashlib.sha256((text + used).encode()).hexdigest()
 
 
 def render(name: str, **values: Any) -> RenderedPrompt:

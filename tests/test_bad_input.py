@@ -133,7 +133,7 @@ def test_seed_with_a_long_unknown_domain(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_long_unknown_domain_option(tmp_path: Path, capsys: pytest.CaptureFixture[str], no_flow: None) -> None:
     assert cli.main(["generate", "--domains", "travel," + "m" * LONG, "--output", str(tmp_path)]) == 2
-    assert len(one_error_line(capsys, "--domains: unknown domain 'mmm")) < 400
+    assert len(one_error_line(capsys, "--domains: invalid domain name 'mmm")) < 400
 
 
 def test_long_dataset_name_and_key(tmp_path: Path, capsys: pytest.CaptureFixture[str], no_flow: None) -> None:

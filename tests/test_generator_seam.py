@@ -11,16 +11,16 @@ import pytest
 from builtin_fixtures import PROVENANCE, builtin_bundle, builtin_pair
 
 from abstaingen import cli
-from abstaingen.config import SeedInstruction
+from abstaingen.config import GenerateConfig, SeedInstruction
 from abstaingen.errors import AbstaingenError
-from abstaingen.generators import GENERATORS, NotApplicable, PositiveTask, get_generator
+from abstaingen.generators import NotApplicable, PositiveTask, make_generator
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import Scenario
 
 
 @pytest.mark.parametrize("scenario", list(Scenario))
 def test_the_builtin_generator_writes_what_its_own_stages_write(scenario: Scenario) -> None:
-    generator = get_generator("builtin")
+    generator = make_generator("builtin", GenerateConfig())
     bundle = builtin_bundle("travel")
 
     async def through_the_protocol() -> object:
@@ -35,7 +35,7 @@ def test_a_positive_task_carries_only_the_shared_contract() -> None:
 
 
 def test_the_builtin_generator_extracts_and_synthesizes_like_its_blueprints() -> None:
-    generator = get_generator("builtin")
+    generator = make_generator("builtin", GenerateConfig())
     blueprint = DOMAINS["banking"]
 
     async def stages() -> object:
@@ -47,7 +47,7 @@ def test_the_builtin_generator_extracts_and_synthesizes_like_its_blueprints() ->
 
 
 def test_a_scenario_the_environment_cannot_carry_is_not_applicable() -> None:
-    generator = get_generator("builtin")
+    generator = make_generator("builtin", GenerateConfig())
     bundle = builtin_bundle("travel")
     bare = bundle.model_copy(update={"initial_state": {k: [] for k in bundle.initial_state}})
 
@@ -58,15 +58,24 @@ def test_a_scenario_the_environment_cannot_carry_is_not_applicable() -> None:
         anyio.run(write)
 
 
-def test_an_unknown_backend_is_one_line_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert "llm" not in GENERATORS
-    with pytest.raises(AbstaingenError, match="the llm backend is not available yet"):
-        get_generator("llm")
+def test_an_llm_backend_without_a_model_is_one_line_before_any_work(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(AbstaingenError, match="unknown backend 'gpt'"):
+        make_generator("gpt", GenerateConfig())
     config = tmp_path / "llm.toml"
-    config.write_text('[backends]\nenvironment = "llm"\n')
+    config.write_text("[backends]\ndefault = \"llm\"\n")
     assert cli.main(["generate", "--config", str(config), "--output", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err.strip() == (
-        "abstaingen: error: the llm backend is not available yet (available: builtin)")
+        "abstaingen: error: the llm backend needs a model: set roles.generator to a key of [models]")
+
+
+def test_a_builtin_stage_cannot_follow_an_llm_one() -> None:
+    with pytest.raises(ValueError, match="a builtin task stage cannot follow an llm environment stage"):
+        GenerateConfig.model_validate({"backends": {"environment": "llm"}})
+    with pytest.raises(ValueError, match="unknown domain 'pet_clinic'"):
+        GenerateConfig.model_validate({"generation": {"domains": ["pet_clinic"]}})
+    mixed = GenerateConfig.model_validate({"backends": {"task": "llm", "perturbation": "llm"}})
+    assert [mixed.backend_for(s) for s in ("environment", "task")] == ["builtin", "llm"]
 
 
 def test_a_changed_copy_of_a_bundle_has_its_own_content_hash() -> None:

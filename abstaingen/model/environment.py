@@ -7,7 +7,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from abstaingen.model.common import JsonValue, Model, content_hash
 
@@ -146,6 +146,16 @@ class EnvironmentBundle(Model):
     initial_state: dict[str, JsonValue]
     implementation: str
     origin: Literal["builtin", "llm"] = "builtin"
+    written_by: dict[str, str] = Field(default_factory=dict, description="llm bundles: the model (name, family) "
+                                                                         "and the prompt's hash that wrote it")
+
+    @model_serializer(mode="wrap")
+    def _leave_out_empty_written_by(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # builtin bundles serialize (and hash) exactly as before the field existed
+        data = handler(self)
+        if not data.get("written_by"):
+            data.pop("written_by", None)
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> EnvironmentBundle:

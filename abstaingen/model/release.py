@@ -14,6 +14,42 @@ class FunnelStage(Model):
     passed: int
     rejected: dict[str, int] = Field(default_factory=dict, description="reason -> count")
     retried: int = Field(default=0, description="work run again in a fresh sandbox after its sandbox died or hung")
+    repaired: int = Field(default=0, description="llm stages: drafts taken after the model was sent its findings")
+    repair_rounds: int = Field(default=0, description="llm stages: answers sent back to the model, in all")
+    sent_back: dict[str, int] = Field(default_factory=dict, description="llm stages: why answers were sent back "
+                                                                        "(kind of finding -> count)")
+
+
+class RepairCount(Model):
+    """One llm stage's repair loop over a run."""
+
+    stage: str
+    first_try: int = Field(description="drafts taken as first answered")
+    repaired: int = Field(description="drafts taken after one or more rounds of findings")
+    failed: int = Field(description="items given up after the last round")
+    rounds: int = Field(description="answers sent back, in all")
+    sent_back: dict[str, int] = Field(default_factory=dict, description="kind of finding -> count")
+
+
+class CostLine(Model):
+    """Model calls of one stage and model: how many, how many the cache answered, tokens and money."""
+
+    stage: str
+    model: str = Field(description="the key of [models]")
+    calls: int
+    cached: int = Field(description="answered from the response cache: no request, no cost")
+    input_tokens: int = Field(description="of the requests actually sent")
+    output_tokens: int
+    cost_usd: float
+
+
+class GenerationReport(Model):
+    """What a generator tells the flow about its run, for the manifest (empty for builtin)."""
+
+    models: dict[str, str] = Field(default_factory=dict, description="[models] key -> model name (family)")
+    prompts: dict[str, str] = Field(default_factory=dict, description="template -> sha256 of its text")
+    repairs: list[RepairCount] = Field(default_factory=list)
+    cost: list[CostLine] = Field(default_factory=list)
 
 
 class ReleaseFile(Model):
@@ -32,7 +68,12 @@ class Release(Model):
     counts: dict[str, dict[str, int]]  # by scenario / domain / phase / deliverable
     total_pairs: int
     funnel: list[FunnelStage]
-    cost_usd: float = 0.0
+    cost_usd: float = Field(default=0.0, description="money spent on model calls by this run")
+    cost_per_pair_usd: float = Field(default=0.0, description="cost_usd over the released pairs")
+    models: dict[str, str] = Field(default_factory=dict, description="llm stages: [models] key -> model (family)")
+    prompts: dict[str, str] = Field(default_factory=dict, description="llm stages: template -> sha256; each pair's "
+                                                                      "provenance names the ones that wrote it")
+    cost: list[CostLine] = Field(default_factory=list, description="calls, tokens and money per stage and model")
     baselines: list[AgentMetrics] = Field(default_factory=list)
     leakage: list[LeakageScore] = Field(default_factory=list)
     shortcuts: list[ShortcutScore] = Field(

@@ -18,6 +18,7 @@ from pydantic import Field, ValidationError
 
 from abstaingen.errors import AbstaingenError
 from abstaingen.model.common import Model, content_hash
+from abstaingen.model.release import CostLine
 from abstaingen.providers import (
     ModelConfig,
     Provider,
@@ -44,16 +45,6 @@ class CallRecord(Model):
     usage: Usage
     cost_usd: float
     cached: bool = Field(description="answered from the response cache: no request, no cost")
-
-
-class LedgerLine(Model):
-    stage: str
-    model: str
-    calls: int
-    cached: int
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float
 
 
 class ResponseCache:
@@ -145,16 +136,16 @@ class Caller:
             self._clients[name] = build_provider(self.providers[name])
         return self._clients[name]
 
-    def ledger(self) -> list[LedgerLine]:
+    def ledger(self) -> list[CostLine]:
         """Calls, tokens and money per stage and model, for the manifest."""
         groups: dict[tuple[str, str], list[CallRecord]] = defaultdict(list)
         for record in self.records:
             groups[(record.stage, record.model)].append(record)
-        return [LedgerLine(stage=stage, model=model, calls=len(group), cached=sum(r.cached for r in group),
+        return [CostLine(stage=stage, model=model, calls=len(group), cached=sum(r.cached for r in group),
                            input_tokens=sum(r.usage.input_tokens for r in group if not r.cached),
                            output_tokens=sum(r.usage.output_tokens for r in group if not r.cached),
                            cost_usd=round(sum(r.cost_usd for r in group), 6))
                 for (stage, model), group in sorted(groups.items())]
 
 
-__all__ = ["BudgetExhausted", "CallRecord", "Caller", "LedgerLine", "ProviderUnavailable", "ResponseCache"]
+__all__ = ["BudgetExhausted", "CallRecord", "Caller", "ProviderUnavailable", "ResponseCache"]

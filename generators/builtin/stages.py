@@ -15,9 +15,10 @@ from abstaingen.generators.builtin.environment import synthesize_environment
 from abstaingen.generators.builtin.tasks import RECIPES, DomainContext, PairPlan, perturbation, untouched
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, Provenance, RecordRef, Scenario, TaskPair, TaskVariant
 from abstaingen.model.common import Model
+from abstaingen.model.release import GenerationReport
 
 if TYPE_CHECKING:
-    from abstaingen.config import SeedInstruction
+    from abstaingen.config import GenerateConfig, SeedInstruction
 
 
 class PlannedTask(Model):
@@ -103,6 +104,15 @@ class BuiltinGenerator:
     """The embedded, offline backend: domain blueprints, seeded choices, programmatic perturbations."""
 
     name = "builtin"
+
+    def __init__(self, config: GenerateConfig | None = None):
+        pass  # nothing in the config changes how the builtin backend writes
+
+    def report(self) -> GenerationReport:
+        return GenerationReport()
+
+    async def aclose(self) -> None:
+        pass
 
     async def extract_capabilities(self, seed: SeedInstruction) -> CapabilitySpec:
         return extract_capabilities(seed.instruction, seed.domain)

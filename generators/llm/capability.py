@@ -18,7 +18,7 @@ async def extract_capabilities(caller: Caller, model_key: str, instruction: str,
     """The spec for `instruction`; a domain the seed names is kept."""
 
     async def keeps_the_domain(candidate: CapabilityDraft) -> list[str]:
-        return [f"the domain is given as {domain!r}; keep it"] if domain and candidate.domain != domain else []
+        return [f"domain: the domain is given as {domain!r}; keep it"] if domain and candidate.domain != domain else []
 
     prompt = render(STAGE, schema=json.dumps(strict_schema(CapabilityDraft)), instruction=instruction, domain=domain)
     accepted = await draft(caller, STAGE, model_key, prompt, CapabilityDraft, keeps_the_domain, max_rounds, log)

@@ -12,7 +12,17 @@ from pydantic import Field, ValidationError
 
 from abstaingen.generators.llm.drafts import Draft, parse_json, strict_schema
 from abstaingen.generators.llm.repair import RepairLog, draft
-from abstaingen.model import CapabilitySpec, EnvironmentBundle, ToolSpec
+from abstaingen.model import (
+    AmountImpact,
+    CapabilitySpec,
+    ChoicePolicy,
+    ConfirmationPolicy,
+    CrossCheckPolicy,
+    EnvironmentBundle,
+    NotesPolicy,
+    Policy,
+    ToolSpec,
+)
 from abstaingen.model.common import content_hash
 from abstaingen.prompts import render
 from abstaingen.providers.calls import Caller
@@ -40,11 +50,34 @@ class ToolDraft(Draft):
                                     "empty for the others")
     undone_by: str = Field(description="a reversible commit: the commit tool that undoes it; else empty")
     example_arguments_json: str = Field(description="one valid call's arguments, as a JSON object in a string")
+    impact_category: str = Field(description="a commit that moves an amount (money, doses, seats): what moves, in "
+                                             "the words a confirmation rule uses ('refund'); else empty")
+    impact_argument: str = Field(description="with impact_category: the argument that holds the amount; else empty")
+
+
+class RuleDraft(Draft):
+    """One rule the assistant works under. A flat object (strict schemas take no unions): each kind
+    fills its own fields and leaves the others empty ("" or 0 or [])."""
+
+    kind: Literal["confirmation", "cross_check", "notes", "choice"] = Field(description=(
+        "confirmation: above `threshold`, a `category` amount needs the user's explicit confirmation; "
+        "cross_check: compare `collection`.`field` with `mirror_tool`'s copy, differences above `tolerance` mean "
+        "stop; notes: read `collection`'s `field` notes before acting, a note that restricts the action means stop; "
+        "choice: between the commit tools in `actions` the user decides"))
+    statement: str = Field(min_length=20, description="the rule as the assistant's instructions state it")
+    category: str
+    threshold: float
+    collection: str
+    field: str
+    mirror_tool: str
+    tolerance: float
+    actions: list[str]
 
 
 class EnvironmentDraft(Draft):
     description: str = Field(min_length=10)
     tools: list[ToolDraft] = Field(min_length=3, max_length=12)
+    rules: list[RuleDraft] = Field(max_length=8, description="the rules the assistant works under")
     initial_state_json: str = Field(description="the state as a JSON object in a string: collection name -> "
                                                 "list of records, each with a unique string 'id'")
     implementation: str = Field(min_length=20, description="Python: one function per tool, def name(state, **args)")
@@ -60,21 +93,52 @@ def to_bundle(spec: CapabilitySpec, candidate: EnvironmentDraft) -> EnvironmentB
         schema = {"type": "object", "additionalProperties": False,
                   "properties": {p.name: {"type": p.type, "description": p.description} for p in tool.parameters},
                   "required": [p.name for p in tool.parameters if p.required]}
+        impact = None
+        if tool.impact_category or tool.impact_argument:
+            if tool.impact_argument not in {p.name for p in tool.parameters} or not tool.impact_category:
+                problems.append(f"conversion: tool {tool.name}: impact_argument must name one of its parameters, "
+                                "with an impact_category")
+            else:
+                impact = AmountImpact(category=tool.impact_category, argument=tool.impact_argument)
         try:
             tools.append(ToolSpec(name=tool.name, description=tool.description, kind=tool.kind, input_schema=schema,
-                                  examples=[example] if example is not None else [],
+                                  examples=[example] if example is not None else [], impact=impact,
                                   effect=tool.effect or None, undone_by=tool.undone_by or None))
         except ValidationError as exc:
             problems += [f"conversion: tool {tool.name}: {e['msg']}" for e in exc.errors()]
+    policies = [policy for rule in candidate.rules if (policy := _policy(rule, candidate, problems)) is not None]
     if problems:
         raise ValueError("; ".join(problems))
     body = {"domain": spec.domain, "description": candidate.description, "initial_state": state,
-            "implementation": candidate.implementation}
+            "implementation": candidate.implementation, "policies": [p.model_dump(mode="json") for p in policies]}
     try:
         return EnvironmentBundle(env_id=f"{re.sub('[^a-z0-9]+', '-', spec.domain)}-{content_hash(body)[:10]}",
                                  tools=tools, origin="llm", **body)  # type: ignore[arg-type]
     except ValidationError as exc:
         raise ValueError("; ".join(f"conversion: {e['msg']}" for e in exc.errors())) from None
+
+
+def _policy(rule: RuleDraft, candidate: EnvironmentDraft, problems: list[str]) -> Policy | None:
+    tools = {t.name: t for t in candidate.tools}
+    found: list[str] = []
+    if rule.kind == "confirmation":
+        if not any(t.impact_category == rule.category for t in candidate.tools):
+            found.append(f"no commit tool moves {rule.category!r} (impact_category)")
+        policy: Policy | None = ConfirmationPolicy(category=rule.category, threshold=rule.threshold,
+                                                   statement=rule.statement) if not found else None
+    elif rule.kind == "cross_check":
+        if rule.mirror_tool not in tools or tools[rule.mirror_tool].kind == "commit":
+            found.append(f"mirror_tool {rule.mirror_tool!r} is not a lookup tool")
+        policy = CrossCheckPolicy(collection=rule.collection, field=rule.field, mirror_tool=rule.mirror_tool,
+                                  tolerance=rule.tolerance, statement=rule.statement) if not found else None
+    elif rule.kind == "notes":
+        policy = NotesPolicy(collection=rule.collection, field=rule.field or "notes", statement=rule.statement)
+    else:
+        if len(rule.actions) < 2 or any(tools.get(a) is None or tools[a].kind != "commit" for a in rule.actions):
+            found.append(f"actions {rule.actions} must be two or more commit tools")
+        policy = ChoicePolicy(actions=rule.actions, statement=rule.statement) if not found else None
+    problems += [f"conversion: {rule.kind} rule: {problem}" for problem in found]
+    return policy
 
 
 def _json_object(text: str, where: str, problems: list[str]) -> dict | None:
@@ -88,7 +152,8 @@ def _json_object(text: str, where: str, problems: list[str]) -> dict | None:
 
 
 async def synthesize_environment(caller: Caller, model_key: str, spec: CapabilitySpec, backend: SandboxBackend,
-                                 max_rounds: int = 2, log: RepairLog | None = None) -> EnvironmentBundle:
+                                 max_rounds: int = 2, log: RepairLog | None = None,
+                                 allow_unsandboxed: bool = False) -> EnvironmentBundle:
     """A bundle for `spec` that passed the code gate and the environment checks in `backend`."""
 
     async def checks(candidate: EnvironmentDraft) -> list[str]:
@@ -96,7 +161,7 @@ async def synthesize_environment(caller: Caller, model_key: str, spec: Capabilit
             bundle = to_bundle(spec, candidate)
         except ValueError as exc:
             return str(exc).split("; ")
-        found = await check_candidate_environment(bundle, backend)
+        found = await check_candidate_environment(bundle, backend, allow_unsandboxed)
         return [f"{c.name}: {c.detail}" for c in found if not c.passed]
 
     prompt = render(STAGE, schema=json.dumps(strict_schema(EnvironmentDraft)), domain=spec.domain,

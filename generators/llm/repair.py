@@ -4,6 +4,7 @@ the stage's own checks), and on failure ask again with the findings, at most `ma
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from abstaingen.generators.llm.drafts import Draft, strict_schema
+from abstaingen.model.release import RepairCount
 from abstaingen.prompts import RenderedPrompt, render
 from abstaingen.providers import StructuredRequest
 from abstaingen.providers.calls import Caller
@@ -38,10 +40,16 @@ class RepairLog:
     rounds: Counter[str] = field(default_factory=Counter)
     reasons: dict[str, Counter[str]] = field(default_factory=dict)
 
+    def counts(self) -> list[RepairCount]:
+        stages = sorted(set(self.first_try) | set(self.repaired) | set(self.failed) | set(self.reasons))
+        return [RepairCount(stage=s, first_try=self.first_try[s], repaired=self.repaired[s], failed=self.failed[s],
+                            rounds=self.rounds[s], sent_back=dict(self.reasons.get(s, {}))) for s in stages]
+
     def note_problems(self, stage: str, problems: list[str]) -> None:
         kinds = self.reasons.setdefault(stage, Counter())
-        for problem in problems:
-            kinds[problem.split(":")[0]] += 1
+        for problem in problems:  # "check: witness: ..." counts as witness, "schema: tools.0: ..." as schema
+            head = problem.removeprefix("check: ").split(":")[0]
+            kinds[head if re.fullmatch(r"[a-z_]{1,32}", head) else problem.split(":")[0]] += 1
 
 
 def problems_of(error: ValidationError) -> list[str]:

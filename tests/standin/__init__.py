@@ -2,6 +2,7 @@
 
 from .server import (
     Answer,
+    Computed,
     Delay,
     Raw,
     Recorded,
@@ -15,6 +16,7 @@ from .server import (
 
 __all__ = [
     "Answer",
+    "Computed",
     "Delay",
     "Raw",
     "Recorded",

@@ -37,6 +37,7 @@ import threading
 import time
 import traceback
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -110,8 +111,16 @@ class Truncated:
     obj: dict[str, Any] | list[Any]
 
 
-Reply = Answer | Raw | Refusal | Status | Delay | Truncated
-_REPLY_TYPES = (Answer, Raw, Refusal, Status, Delay, Truncated)
+@dataclass(frozen=True)
+class Computed:
+    """The reply `make` returns for the request's JSON body: for a stage whose requests arrive in no
+    fixed order (concurrent calls), answered by what each one asks."""
+
+    make: Callable[[Any], Reply]
+
+
+Reply = Answer | Raw | Refusal | Status | Delay | Truncated | Computed
+_REPLY_TYPES = (Answer, Raw, Refusal, Status, Delay, Truncated, Computed)
 
 
 @dataclass
@@ -488,9 +497,13 @@ class StandIn:
                 status_code=500,
                 headers={"x-should-retry": "false"},
             )
-        while isinstance(reply, Delay):
-            await asyncio.sleep(reply.seconds)
-            reply = reply.then
+        while isinstance(reply, Delay | Computed):
+            if isinstance(reply, Computed):
+                reply = reply.make(body)
+                _check_reply(reply)
+            else:
+                await asyncio.sleep(reply.seconds)
+                reply = reply.then
         if isinstance(reply, Status):
             return self._status(api, stage, reply)
         if api == "openai":

@@ -1,0 +1,108 @@
+"""The `llm` generator: every stage written by the model that plays the `generator` role, each draft
+taken only once it passed its stage's checks (repair.py has the loop, each stage's module its checks).
+One per run: its caller holds the run's cache, ledger, budget and breaker. Model-written code runs
+only in an isolating sandbox."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, TypeVar
+
+from abstaingen.errors import AbstaingenError
+from abstaingen.generators import ItemLost, NotApplicable, PositiveTask, register_generator
+from abstaingen.generators.llm import capability, environment, perturbation, positive
+from abstaingen.generators.llm.repair import RepairFailed, RepairLog
+from abstaingen.model import CapabilitySpec, EnvironmentBundle, Provenance, Scenario, TaskPair
+from abstaingen.model.release import GenerationReport
+from abstaingen.prompts import template_hash
+from abstaingen.providers import api_key
+from abstaingen.providers.calls import BudgetExhausted, Caller, ResponseCache
+from abstaingen.sandboxes.backends import SandboxLimits, get_backend
+
+if TYPE_CHECKING:
+    from abstaingen.config import GenerateConfig, SeedInstruction
+
+T = TypeVar("T")
+
+
+@contextmanager
+def counted_as_lost() -> Iterator[None]:
+    """A draft the model never got right, or a call the budget no longer allows: this item is lost
+    (and counted), the run goes on with the others."""
+    try:
+        yield
+    except RepairFailed as exc:
+        raise ItemLost("repair_failed", str(exc)) from None
+    except BudgetExhausted as exc:
+        raise ItemLost("budget_exhausted", str(exc)) from None
+
+
+@register_generator("llm")
+class LlmGenerator:
+    name = "llm"
+
+    def __init__(self, config: GenerateConfig):
+        chosen = config.role("generator")
+        if chosen is None:
+            raise AbstaingenError("the llm backend needs a model: set roles.generator to a key of [models]")
+        self.model_key = config.roles.generator or ""
+        self.model = chosen[0]
+        api_key(chosen[1])  # a missing key is one line now, not a failure in every stage
+        self.caller = Caller(config.providers, config.models,
+                             cache=ResponseCache(config.llm.cache_dir) if config.llm.cache_dir else None,
+                             budget_usd=config.llm.budget_usd, breaker_after=config.llm.breaker_after)
+        self.rounds = config.llm.max_repair_rounds
+        self.backend = get_backend(config.sandbox.backend, SandboxLimits(call_timeout_s=config.sandbox.call_timeout_s,
+                                                                         memory_mb=config.sandbox.memory_mb))
+        self.allow_unsandboxed = config.sandbox.allow_unsandboxed
+        if not self.backend.isolated and not self.allow_unsandboxed:
+            raise AbstaingenError(f"the llm backend runs model-written code only in an isolating sandbox (docker or "
+                                  f"bwrap), not on {self.backend.name}; sandbox.allow_unsandboxed overrides this")
+        self.log = RepairLog()
+        self.templates: set[str] = {"repair"}
+
+    async def _run(self, template: str, work: Awaitable[T]) -> T:
+        self.templates.add(template)
+        with counted_as_lost():
+            return await work
+
+    async def extract_capabilities(self, seed: SeedInstruction) -> CapabilitySpec:
+        return await self._run(capability.STAGE, capability.extract_capabilities(
+            self.caller, self.model_key, seed.instruction, seed.domain, self.rounds, self.log))
+
+    async def synthesize_environment(self, spec: CapabilitySpec, seed: int) -> EnvironmentBundle:
+        bundle = await self._run(environment.STAGE, environment.synthesize_environment(
+            self.caller, self.model_key, spec, self.backend, self.rounds, self.log, self.allow_unsandboxed))
+        return bundle.model_copy(update={"written_by": {"model": self.model.name, "family": self.model.family,
+                                                        "prompt": template_hash(environment.STAGE)}})
+
+    async def write_positive_task(self, bundle: EnvironmentBundle, scenario: Scenario, variant: int,
+                                  seed: int) -> PositiveTask:
+        if reason := perturbation.unsupported(bundle, scenario):
+            raise NotApplicable(reason)
+        return await self._run(positive.STAGE, positive.write_positive_task(
+            self.caller, self.model_key, bundle, scenario, variant, self.backend, self.rounds, self.log))
+
+    async def perturb(self, positive_task: PositiveTask, bundle: EnvironmentBundle, provenance: Provenance,
+                      seed: int) -> TaskPair:
+        stage = perturbation.stage_of(positive_task.scenario)
+        used = {"capability": capability.STAGE, "environment": environment.STAGE, "task": positive.STAGE,
+                "perturbation": stage}
+        provenance = provenance.model_copy(update={
+            "models": {**provenance.models, **{key: self.model.name for key, backend in provenance.backend.items()
+                                               if backend == self.name}},
+            "prompt_hashes": {**provenance.prompt_hashes, **{template: template_hash(template) for key, template
+                                                             in used.items() if provenance.backend.get(key) == self.name},
+                              "repair": template_hash("repair")}})
+        return await self._run(stage, perturbation.perturb(
+            self.caller, self.model_key, positive_task, bundle, provenance, self.backend, self.rounds, self.log,
+            self.allow_unsandboxed))
+
+    def report(self) -> GenerationReport:
+        return GenerationReport(models={self.model_key: f"{self.model.name} ({self.model.family})"},
+                                prompts={name: template_hash(name) for name in sorted(self.templates)},
+                                repairs=self.log.counts(), cost=self.caller.ledger())
+
+    async def aclose(self) -> None:
+        await self.caller.aclose()
