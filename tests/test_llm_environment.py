@@ -59,11 +59,12 @@ def tool(name: str, kind: str, parameter: str, example: str, effect: str = "", u
     return {"name": name, "description": f"{name.replace('_', ' ').capitalize()} in the clinic's records.",
             "kind": kind, "parameters": [{"name": parameter, "type": "string", "description": f"the {parameter}",
                                           "required": True}],
-            "effect": effect, "undone_by": undone_by, "example_arguments_json": json.dumps({parameter: example})}
+            "effect": effect, "undone_by": undone_by, "example_arguments_json": json.dumps({parameter: example}),
+            "impact_category": "", "impact_argument": ""}
 
 
 GOOD = {"description": "The visit book of a small pet clinic.", "initial_state_json": json.dumps(STATE),
-        "implementation": CODE,
+        "implementation": CODE, "rules": [],
         "tools": [tool("find_visits", "lookup", "owner", "Ana Ruiz"), tool("get_visit", "lookup", "visit_id", "V1"),
                   tool("cancel_visit", "commit", "visit_id", "V1", "visits.status=cancelled", "restore_visit"),
                   tool("restore_visit", "commit", "visit_id", "V1", "visits.status=booked")]}

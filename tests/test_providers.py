@@ -3,6 +3,7 @@ server (tests/standin: a fixture on 127.0.0.1 that speaks both HTTP APIs to the 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -117,20 +118,25 @@ def test_a_missing_key_names_the_variable_and_nothing_else(standin: StandIn, mon
     assert standin.count() == 0
 
 
+def at_once(caller: Caller, requests: list[StructuredRequest]) -> list[StructuredReply | BaseException]:
+    """The requests all at once, as a pipeline stage sends them."""
+    async def together() -> list[StructuredReply | BaseException]:
+        try:
+            return list(await asyncio.gather(*(caller.call("environment", "writer", r) for r in requests),
+                                             return_exceptions=True))
+        finally:
+            await caller.aclose()
+
+    return anyio.run(together)
+
+
 @pytest.mark.parametrize(("concurrency", "at_least", "at_most"), [(2, 1.0, 1.9), (4, 0.5, 0.95)])
 def test_requests_in_flight_are_capped_per_provider(concurrency: int, at_least: float, at_most: float,
                                                     standin: StandIn) -> None:
     standin.otherwise("city", Delay(0.5, Answer({"name": "Lyon"})))
-    provider = build_provider(endpoint(standin, "openai", concurrency=concurrency))
-
-    async def four() -> None:
-        async with anyio.create_task_group() as group:
-            for _ in range(4):
-                group.start_soon(provider.complete, MODEL, REQUEST)
-        await provider.aclose()
-
+    caller = Caller({"standin": endpoint(standin, "openai", concurrency=concurrency)}, {"writer": MODEL})
     started = time.monotonic()
-    anyio.run(four)
+    at_once(caller, [REQUEST.model_copy(update={"user": f"City {n}."}) for n in range(4)])
     assert at_least <= time.monotonic() - started <= at_most
 
 
@@ -262,6 +268,16 @@ def test_a_spent_budget_stops_further_calls(standin: StandIn, tmp_path: Path) ->
     assert isinstance(refused, BudgetExhausted) and "budget" in str(refused)
     assert standin.count() == 1
     assert isinstance(cached, StructuredReply) and cached == first  # cached costs nothing and is still served
+
+
+def test_the_budget_is_read_when_a_request_can_go_not_when_it_was_queued(standin: StandIn, tmp_path: Path) -> None:
+    """Six requests queued at once behind one slot: the budget stops the ones still waiting."""
+    standin.otherwise("city", Answer({"name": "Lyon"}))
+    caller = Caller({"standin": endpoint(standin, "openai", max_retries=0, concurrency=1)}, {"writer": MODEL},
+                    budget_usd=MODEL.input_usd_per_mtok * 1e-6)  # one input token: the first call spends it
+    results = at_once(caller, [REQUEST.model_copy(update={"user": f"City {n}."}) for n in range(6)])
+    assert sum(isinstance(r, StructuredReply) for r in results) == 1 == standin.count()
+    assert all(isinstance(r, BudgetExhausted) for r in results if not isinstance(r, StructuredReply))
 
 
 def test_a_provider_that_keeps_failing_is_no_longer_asked(standin: StandIn, tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any, cast
 
@@ -26,27 +25,25 @@ class AnthropicProvider:
         self.config = config
         self.client = anthropic.AsyncAnthropic(api_key=api_key(config), base_url=config.base_url,
                                                timeout=config.timeout_s, max_retries=config.max_retries)
-        self.slots = asyncio.Semaphore(config.concurrency)
 
     async def aclose(self) -> None:
         await self.client.close()
 
     async def complete(self, model: ModelConfig, request: StructuredRequest) -> StructuredReply:
         started = time.monotonic()
-        async with self.slots:
-            try:
-                # No temperature: the current messages API sets sampling itself.
-                message = await self.client.messages.create(
-                    model=model.name, max_tokens=model.max_output_tokens, system=request.system,
-                    messages=[{"role": "user", "content": request.user}],
-                    tools=[ToolParam(name=request.schema_name, description=f"Submit the {request.schema_name}.",
-                                     input_schema=cast(Any, request.json_schema))],
-                    tool_choice={"type": "tool", "name": request.schema_name},
-                )
-            except anthropic.APIStatusError as exc:
-                raise ProviderError(f"{model.name}: HTTP {exc.status_code}: {error_message(exc.body, exc.message)}") from None
-            except anthropic.APIConnectionError as exc:
-                raise ProviderError(f"{model.name}: {type(exc).__name__}: {exc}") from None
+        try:
+            # No temperature: the current messages API sets sampling itself.
+            message = await self.client.messages.create(
+                model=model.name, max_tokens=model.max_output_tokens, system=request.system,
+                messages=[{"role": "user", "content": request.user}],
+                tools=[ToolParam(name=request.schema_name, description=f"Submit the {request.schema_name}.",
+                                 input_schema=cast(Any, request.json_schema))],
+                tool_choice={"type": "tool", "name": request.schema_name},
+            )
+        except anthropic.APIStatusError as exc:
+            raise ProviderError(f"{model.name}: HTTP {exc.status_code}: {error_message(exc.body, exc.message)}") from None
+        except anthropic.APIConnectionError as exc:
+            raise ProviderError(f"{model.name}: {type(exc).__name__}: {exc}") from None
         reply = StructuredReply(usage=Usage(input_tokens=message.usage.input_tokens,
                                             output_tokens=message.usage.output_tokens),
                                 latency_s=time.monotonic() - started, model=message.model or model.name)

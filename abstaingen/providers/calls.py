@@ -1,5 +1,7 @@
 """Every model call of a run goes through one `Caller`: a response cache on disk, a ledger of tokens
-and money per stage and model, a budget cap, and a circuit breaker per provider.
+and money per stage and model, a budget cap, a limit on requests in flight and a circuit breaker per
+provider. The budget is checked as each request is about to go, so it can be overshot by at most the
+requests already in flight.
 
 The cache is content-addressed: the key is a hash of what determines the answer — the provider's
 kind and endpoint, the model and its sampling settings, the messages and the schema — and nothing
@@ -9,6 +11,7 @@ calls whose messages changed.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 from collections import defaultdict
@@ -92,6 +95,7 @@ class Caller:
         self.breaker_after = breaker_after
         self.records: list[CallRecord] = []
         self._clients: dict[str, Provider] = {}
+        self._slots: dict[str, asyncio.Semaphore] = {}
         self._failures_in_a_row: dict[str, int] = defaultdict(int)
         self._last_failure: dict[str, str] = {}
 
@@ -106,19 +110,20 @@ class Caller:
         if self.cache is not None and (stored := self.cache.get(key)) is not None:
             self.records.append(CallRecord(stage=stage, model=model_key, usage=stored.usage, cost_usd=0.0, cached=True))
             return stored
-        if self.budget_usd is not None and self.spent_usd >= self.budget_usd:
-            raise BudgetExhausted(f"the budget of ${self.budget_usd:.2f} is spent (${self.spent_usd:.2f}); "
-                                  "no further model calls")
-        if self._failures_in_a_row[model.provider] >= self.breaker_after:
-            raise ProviderUnavailable(f"provider {model.provider} failed {self._failures_in_a_row[model.provider]} "
-                                      f"times in a row, the last: {self._last_failure[model.provider]}")
-        try:
-            reply = await self._client(model.provider).complete(model, request)
-        except ProviderError as exc:
-            self._failures_in_a_row[model.provider] += 1
-            self._last_failure[model.provider] = str(exc)
-            raise
-        self._failures_in_a_row[model.provider] = 0
+        async with self._slot(model.provider):  # budget and breaker are read when the request can really go
+            if self.budget_usd is not None and self.spent_usd >= self.budget_usd:
+                raise BudgetExhausted(f"the budget of ${self.budget_usd:.2f} is spent (${self.spent_usd:.2f}); "
+                                      "no further model calls")
+            if self._failures_in_a_row[model.provider] >= self.breaker_after:
+                raise ProviderUnavailable(f"provider {model.provider} failed {self._failures_in_a_row[model.provider]} "
+                                          f"times in a row, the last: {self._last_failure[model.provider]}")
+            try:
+                reply = await self._client(model.provider).complete(model, request)
+            except ProviderError as exc:
+                self._failures_in_a_row[model.provider] += 1
+                self._last_failure[model.provider] = str(exc)
+                raise
+            self._failures_in_a_row[model.provider] = 0
         if self.cache is not None:
             self.cache.put(key, reply)
         self.records.append(CallRecord(stage=stage, model=model_key, usage=reply.usage,
@@ -130,6 +135,12 @@ class Caller:
         for client in self._clients.values():
             await client.aclose()
         self._clients.clear()
+
+    def _slot(self, name: str) -> asyncio.Semaphore:
+        """The provider's requests in flight: at most its `concurrency`."""
+        if name not in self._slots:
+            self._slots[name] = asyncio.Semaphore(self.providers[name].concurrency)
+        return self._slots[name]
 
     def _client(self, name: str) -> Provider:
         if name not in self._clients:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 
@@ -28,7 +27,6 @@ class OpenAIProvider:
         self.config = config
         self.client = openai.AsyncOpenAI(api_key=api_key(config), base_url=config.base_url,
                                          timeout=config.timeout_s, max_retries=config.max_retries)
-        self.slots = asyncio.Semaphore(config.concurrency)
 
     async def aclose(self) -> None:
         await self.client.close()
@@ -41,17 +39,16 @@ class OpenAIProvider:
         response_format: ResponseFormatJSONSchema = {"type": "json_schema", "json_schema": {
             "name": request.schema_name, "schema": dict(request.json_schema), "strict": True}}
         started = time.monotonic()
-        async with self.slots:
-            try:
-                completion = await self.client.chat.completions.create(
-                    model=model.name, temperature=model.temperature, messages=messages, response_format=response_format,
-                    max_completion_tokens=model.max_output_tokens if own_api else openai.omit,
-                    max_tokens=openai.omit if own_api else model.max_output_tokens,
-                )
-            except openai.APIStatusError as exc:
-                raise ProviderError(f"{model.name}: HTTP {exc.status_code}: {error_message(exc.body, exc.message)}") from None
-            except openai.APIConnectionError as exc:
-                raise ProviderError(f"{model.name}: {type(exc).__name__}: {exc}") from None
+        try:
+            completion = await self.client.chat.completions.create(
+                model=model.name, temperature=model.temperature, messages=messages, response_format=response_format,
+                max_completion_tokens=model.max_output_tokens if own_api else openai.omit,
+                max_tokens=openai.omit if own_api else model.max_output_tokens,
+            )
+        except openai.APIStatusError as exc:
+            raise ProviderError(f"{model.name}: HTTP {exc.status_code}: {error_message(exc.body, exc.message)}") from None
+        except openai.APIConnectionError as exc:
+            raise ProviderError(f"{model.name}: {type(exc).__name__}: {exc}") from None
         latency = time.monotonic() - started
         usage = Usage(input_tokens=completion.usage.prompt_tokens if completion.usage else 0,
                       output_tokens=completion.usage.completion_tokens if completion.usage else 0)

@@ -293,7 +293,7 @@ def to_pair(bundle: EnvironmentBundle, positive: PositiveTask, candidate: Words,
         else:
             key_tool = _key_tool(act)
             if key_tool not in candidate.hidden_tools:
-                c.problems.append(f"conversion: T+ delivers through {key_tool}; hide it")
+                c.problems.append(f"conversion: T+ delivers through {key_tool}, so hide that tool")
             fields["overlay"] = act.overlay.model_copy(update={"hidden_tools": sorted(candidate.hidden_tools)})
             witness = MissingCapabilityWitness(hidden_tool=key_tool, effect=c.effect(key_tool),
                                                probe_args=c.probe(candidate.probe_arguments_json))
