@@ -285,7 +285,7 @@ def budget_warning(funnel: list[FunnelStage], config: GenerateConfig) -> list[st
     lost = sum(n for line in funnel for reason, n in line.rejected.items() if reason.endswith("budget_exhausted"))
     if not lost:
         return []
-    return [f"the budget of ${config.llm.budget_usd:.2f} ran out: {lost} items were not written; every pair finished "
+    return [f"the budget of ${config.llm.budget_usd:g} ran out: {lost} items were not written; every pair finished "
             "before that is in this release"]
 
 

@@ -16,7 +16,7 @@ from abstaingen.generators.llm.repair import RepairFailed, RepairLog
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, Provenance, Scenario, TaskPair
 from abstaingen.model.release import GenerationReport
 from abstaingen.prompts import template_hash
-from abstaingen.providers import api_key
+from abstaingen.providers import ProviderError, api_key
 from abstaingen.providers.calls import BudgetExhausted, Caller, ResponseCache
 from abstaingen.sandboxes.backends import SandboxLimits, get_backend
 
@@ -28,14 +28,16 @@ T = TypeVar("T")
 
 @contextmanager
 def counted_as_lost() -> Iterator[None]:
-    """A draft the model never got right, or a call the budget no longer allows: this item is lost
-    (and counted), the run goes on with the others."""
+    """A draft the model never got right, a call the budget no longer allows, a request that failed:
+    this item is lost (and counted), the run goes on with the others."""
     try:
         yield
     except RepairFailed as exc:
         raise ItemLost("repair_failed", str(exc)) from None
     except BudgetExhausted as exc:
         raise ItemLost("budget_exhausted", str(exc)) from None
+    except ProviderError as exc:  # after the SDK's own retries; the breaker ends the run if it keeps happening
+        raise ItemLost("provider_error", str(exc)) from None
 
 
 @register_generator("llm")
