@@ -55,6 +55,7 @@ class ResponseCache:
 
     def __init__(self, folder: Path):
         self.folder = folder
+        self._stored: set[str] | None = None  # the keys on disk, listed once: a miss then opens no file
 
     @staticmethod
     def key(provider: ProviderConfig, model: ModelConfig, request: StructuredRequest) -> str:
@@ -69,6 +70,10 @@ class ResponseCache:
 
     def get(self, key: str) -> StructuredReply | None:
         """The stored reply, or None. A damaged entry counts as a miss and is overwritten later."""
+        if self._stored is None:
+            self._stored = {entry.stem for entry in self.folder.glob("??/*.json")}
+        if key not in self._stored:
+            return None
         try:
             return StructuredReply.model_validate_json(self._path(key).read_bytes())
         except (OSError, ValidationError):
@@ -76,11 +81,14 @@ class ResponseCache:
 
     def put(self, key: str, reply: StructuredReply) -> None:
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.parent.is_dir():
+            path.parent.mkdir(parents=True, exist_ok=True)
         descriptor, staging = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
         with os.fdopen(descriptor, "w", encoding="utf-8") as out:
             out.write(reply.model_dump_json())
         os.replace(staging, path)  # whole or absent, also for a reader in another run
+        if self._stored is not None:
+            self._stored.add(key)
 
 
 class Caller:
@@ -94,14 +102,11 @@ class Caller:
         self.budget_usd = budget_usd
         self.breaker_after = breaker_after
         self.records: list[CallRecord] = []
+        self.spent_usd = 0.0
         self._clients: dict[str, Provider] = {}
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._failures_in_a_row: dict[str, int] = defaultdict(int)
         self._last_failure: dict[str, str] = {}
-
-    @property
-    def spent_usd(self) -> float:
-        return sum(r.cost_usd for r in self.records)
 
     async def call(self, stage: str, model_key: str, request: StructuredRequest) -> StructuredReply:
         model = self.models[model_key]
@@ -124,10 +129,11 @@ class Caller:
                 self._last_failure[model.provider] = str(exc)
                 raise
             self._failures_in_a_row[model.provider] = 0
-        if self.cache is not None:
-            self.cache.put(key, reply)
+        if self.cache is not None:  # off the event loop: a file system can be slow to create files
+            await asyncio.to_thread(self.cache.put, key, reply)
         self.records.append(CallRecord(stage=stage, model=model_key, usage=reply.usage,
                                        cost_usd=reply.usage.cost_usd(model), cached=False))
+        self.spent_usd += self.records[-1].cost_usd
         return reply
 
     async def aclose(self) -> None:

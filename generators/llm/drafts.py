@@ -5,6 +5,7 @@ patterns) stay in the draft's pydantic validation: the repair loop shows their e
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -29,8 +30,10 @@ def parse_json(text: str, where: str, problems: list[str]) -> Any:
         return None
 
 
+@functools.cache
 def strict_schema(draft: type[Draft]) -> dict[str, Any]:
-    """The draft's JSON schema, made strict: closed objects, all properties required."""
+    """The draft's JSON schema, made strict: closed objects, all properties required. Built once per
+    draft (every call of a stage sends it); a request copies it, nothing may change it in place."""
     return _strict(draft.model_json_schema())
 
 

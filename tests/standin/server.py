@@ -96,7 +96,8 @@ class Status:
 
 @dataclass(frozen=True)
 class Delay:
-    """Answer `then` after `seconds`, without blocking other requests."""
+    """Answer `then` `seconds` after the request arrived (as a provider's latency runs from arrival), without
+    blocking other requests."""
 
     seconds: float
     then: Reply
@@ -346,6 +347,9 @@ class StandIn:
 
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted connections inherit this: without it the reply's body waits for the client to acknowledge
+        # its headers, ~40 ms of delayed ACK on every request.
+        self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._socket.bind(("127.0.0.1", 0))
         self._socket.listen(2048)
         port = self._socket.getsockname()[1]
@@ -461,7 +465,7 @@ class StandIn:
         with self._lock:
             self._requests.append(recorded)
         try:
-            return await self._respond(api, stage, request.method, path, headers, body)
+            return await self._respond(api, stage, request.method, path, headers, body, recorded.received_at)
         except Exception:  # a bug in the stand-in: say so, and tell the SDK not to retry
             detail = traceback.format_exc()
             return JSONResponse(
@@ -471,7 +475,7 @@ class StandIn:
             )
 
     async def _respond(
-        self, api: Api, stage: str, method: str, path: str, headers: dict[str, str], body: Any
+        self, api: Api, stage: str, method: str, path: str, headers: dict[str, str], body: Any, arrived: float
     ) -> Response:
         expected = "/v1/chat/completions" if api == "openai" else "/v1/messages"
         if path.rstrip("/") != expected:
@@ -502,7 +506,8 @@ class StandIn:
                 reply = reply.make(body)
                 _check_reply(reply)
             else:
-                await asyncio.sleep(reply.seconds)
+                arrived += reply.seconds
+                await asyncio.sleep(max(0.0, arrived - time.monotonic()))
                 reply = reply.then
         if isinstance(reply, Status):
             return self._status(api, stage, reply)
