@@ -53,7 +53,7 @@ def main() -> None:
     provenance = Provenance(backend={"all": "builtin"}, seed=options.seed, code_version="benchmark")
     positives = timed("task", lambda: [asyncio.run(write_positives(generator, b, variants, options.seed))
                                        for b in bundles])
-    candidates = timed("perturbation", lambda: [asyncio.run(perturb_all(generator, b, p, provenance, options.seed))
+    candidates = timed("perturbation", lambda: [asyncio.run(perturb_all(generator, b, p, provenance, options.seed)).pairs
                                                  for b, p in zip(bundles, positives)])
     unique = timed("dedup", lambda: deduplicate(bundles, candidates))
     backend = LocalBackend()

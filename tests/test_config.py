@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import json
+import re
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -411,3 +413,13 @@ def test_seed_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
     path.write_bytes(b'{"instruction": "ok"}\n{"instruction": "\xff"}\n')
     with pytest.raises(AbstaingenError, match=r"seeds\.jsonl:2: not UTF-8 text"):
         load_seeds(path)
+
+
+def test_the_readme_llm_configs_are_valid_configs() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    blocks = re.findall(r"```toml\n(.*?)```", readme, flags=re.S)
+    llm = [tomllib.loads(block) for block in blocks if 'default = "llm"' in block]
+    assert len(llm) == 3
+    for data in llm:
+        config = GenerateConfig.model_validate(data)
+        assert config.backend_for("perturbation") == "llm" and config.role("generator") is not None
