@@ -71,8 +71,8 @@ def test_release_has_replay_verified_pairs_for_every_scenario_and_domain(two_run
         assert (folder / "environments" / pair.act.env_id / "implementation.py").is_file()
     assert manifest.counts["scenario"] == {s.value: sum(p.scenario == s.value for p in pairs) for s in Scenario}
     funnel = {stage.stage: stage for stage in manifest.funnel}
-    assert list(funnel) == ["environment", "task", "dedup", "env_checks", "structural", "replay", "policy", "witness",
-                            "gates"]
+    assert list(funnel) == ["capability", "environment", "task", "perturbation", "dedup", "env_checks", "structural",
+                            "replay", "policy", "witness", "gates"]
     assert funnel["gates"].passed == len(pairs)
     assert funnel["dedup"].received == funnel["task"].passed
     assert funnel["env_checks"].received == funnel["dedup"].passed

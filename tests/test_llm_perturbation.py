@@ -15,7 +15,7 @@ from standin import Answer, StandIn
 from abstaingen.generators import NotApplicable, PositiveTask
 from abstaingen.generators.llm.environment import EnvironmentDraft, to_bundle
 from abstaingen.generators.llm.perturbation import DRAFTS, perturb, stage_of
-from abstaingen.generators.llm.positive import PositiveDraft, to_variant
+from abstaingen.generators.llm.positive import PositiveDraft, check_replay, to_variant
 from abstaingen.generators.llm.repair import RepairFailed, RepairLog
 from abstaingen.model import SCENARIOS, CapabilitySpec, EnvironmentBundle, Provenance, RecordRef, Scenario, TaskPair
 from abstaingen.model.perturbation import WITNESS_FOR_SCENARIO
@@ -152,3 +152,14 @@ def test_a_rule_about_a_tool_the_environment_lacks_is_a_conversion_finding() -> 
                                             actions=["cancel_visit", "move_visit"])]}
     with pytest.raises(ValueError, match=r"conversion: choice rule: actions \['cancel_visit', 'move_visit'\]"):
         to_bundle(SPEC, EnvironmentDraft(**broken))
+
+
+def test_a_positive_task_that_breaks_a_rule_is_a_finding_for_the_model() -> None:
+    """The notes rule: a change made without reading the record's notes is not what a careful agent does."""
+    unread = {**POSITIVE[Scenario.S4], "instruction": "Refund 20.00 of the deposit on visit V4 to Tom Lee.",
+              "steps": [{"id": "s1", "tool": "refund_deposit", "arguments_json": json.dumps({"visit_id": "V4",
+                                                                                              "amount": 20.0}),
+                         "bindings": []}]}
+    act = to_variant(CLINIC, PositiveDraft(**unread), "unread-act")
+    found = anyio.run(check_replay, CLINIC, act, get_backend("bwrap"), RecordRef(collection="visits", record_id="V4"))
+    assert found == ["act_policies: the act side acts on visits/V4 without reading its notes first"]

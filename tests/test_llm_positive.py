@@ -36,8 +36,9 @@ OP = {"instruction": "Please cancel Biscuit's checkup on 2026-12-11; it is booke
       "final_state": [{"collection": "visits", "record_id": "V1", "field": "status", "value_json": '"cancelled"'}],
       "expected_answer": [], "answer_step": "", "answer_path": []}
 INFO = {"instruction": "What date is Rex's visit? Tom Lee booked it.", "deliverable": "info",
-        "target_collection": "visits", "target_record_id": "V3", "steps": [step("s1", "get_visit", {"visit_id": "V3"})],
-        "critical_actions": [], "final_state": [], "expected_answer": ["2026-12-13"], "answer_step": "s1",
+        "target_collection": "visits", "target_record_id": "V3",
+        "steps": [step("s1", "find_visits", {"owner": "Tom Lee"}), step("s2", "get_visit", {"visit_id": "V3"})],
+        "critical_actions": [], "final_state": [], "expected_answer": ["2026-12-13"], "answer_step": "s2",
         "answer_path": ["date"]}
 WRONG = {
     "a binding that picks the first of two": (
@@ -52,9 +53,12 @@ WRONG = {
     "a target that does not exist": ({**OP, "target_record_id": "V99"}, OP, "conversion: the target visits/V99"),
     "an answer the step does not give": ({**INFO, "expected_answer": ["2026-12-25"]}, INFO,
                                          "answer: the answer step gives"),
-    "an info task that changes state": ({**INFO, "steps": [*INFO["steps"], step("s2", "cancel_visit",
+    "an info task that changes state": ({**INFO, "steps": [*INFO["steps"], step("s3", "cancel_visit",
                                                                                  {"visit_id": "V3"})]}, INFO,
                                         "conversion: an info task changes nothing"),
+    "an id the agent could not know": ({**INFO, "steps": INFO["steps"][1:], "answer_step": "s2"}, INFO,
+                                       "replay_steps: step s2 passes visit_id='V3', which neither the request nor an "
+                                       "earlier result gives"),
 }
 
 

@@ -5,9 +5,11 @@ the act side's replay did.
   confirmed, for that amount, in the instruction;
 - cross-check: an answer or commit that depends on a cross-checked field was compared with the second
   system (the DAG reads it), and the two agree within the stated tolerance;
+- notes: the target record's notes were read (some earlier call returned the record with its notes field)
+  before the commit, or at all for an answer;
 - every policy is stated in the system prompt (an unstated rule is no rule the agent can follow).
 
-Notes policies are about free text; whether a note restricts the action is the S8 witness's claim.
+Whether a note restricts the action is free text: that is the S8 witness's claim.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from abstaingen.model import (
     Deliverable,
     EnvironmentBundle,
     JsonValue,
+    NotesPolicy,
     TaskPair,
     TaskVariant,
     ToolSpec,
@@ -67,9 +70,8 @@ def _field_value(outputs: dict[str, JsonValue], node: str, field: str) -> float 
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _uses(pair: TaskPair, bundle: EnvironmentBundle, field: str, readers: list[str]) -> set[str]:
+def _uses(act: TaskVariant, bundle: EnvironmentBundle, field: str, readers: list[str]) -> set[str]:
     """The DAG nodes whose reading of `field` the act side's answer or commits depend on."""
-    act = pair.act
     used = set()
     if act.deliverable == Deliverable.INFO and act.answer_from and act.answer_from.path == [field]:
         used.add(act.answer_from.node)
@@ -83,13 +85,13 @@ def _uses(pair: TaskPair, bundle: EnvironmentBundle, field: str, readers: list[s
     return used
 
 
-def cross_check_violations(pair: TaskPair, bundle: EnvironmentBundle, replay: ReplayResult) -> list[str]:
+def cross_check_violations(act: TaskVariant, bundle: EnvironmentBundle, replay: ReplayResult) -> list[str]:
     outputs, problems = replay.run.outputs, []
     for policy in bundle.policies_of(CrossCheckPolicy):
-        nodes = pair.act.reference_dag.nodes
+        nodes = act.reference_dag.nodes
         mirrors = [n.id for n in nodes if n.tool == policy.mirror_tool]
         readers = [n.id for n in nodes if n.id not in mirrors and _field_value(outputs, n.id, policy.field) is not None]
-        used = _uses(pair, bundle, policy.field, readers)
+        used = _uses(act, bundle, policy.field, readers)
         if not used:
             continue
         if not mirrors:
@@ -104,12 +106,41 @@ def cross_check_violations(pair: TaskPair, bundle: EnvironmentBundle, replay: Re
     return problems
 
 
-def check_act_policies(pair: TaskPair, bundle: EnvironmentBundle, replay: ReplayResult) -> CheckResult:
+def _shows_record(value: JsonValue, record_id: str, field: str) -> bool:
+    if isinstance(value, dict):
+        return (value.get("id") == record_id and field in value) or any(
+            _shows_record(v, record_id, field) for v in value.values())
+    return isinstance(value, list) and any(_shows_record(v, record_id, field) for v in value)
+
+
+def notes_violations(act: TaskVariant, target: RecordRef | None, bundle: EnvironmentBundle,
+                     replay: ReplayResult) -> list[str]:
+    problems = []
+    for policy in bundle.policies_of(NotesPolicy):
+        if target is None or target.collection != policy.collection:
+            continue
+        calls = replay.trace.calls
+        acting = next((i for i, c in enumerate(calls) if c.ok and c.tool in act.critical_actions), len(calls))
+        if not any(c.ok and _shows_record(c.result, target.record_id, policy.field) for c in calls[:acting]):
+            problems.append(f"the act side {'acts on' if acting < len(calls) else 'answers about'} "
+                            f"{target.collection}/{target.record_id} without reading its {policy.field} first")
+    return problems
+
+
+def act_policy_problems(act: TaskVariant, target: RecordRef | None, bundle: EnvironmentBundle,
+                        replay: ReplayResult) -> list[str]:
+    """What the replayed act side did that its policies forbid (empty: nothing)."""
     problems = [f"the system prompt does not state: {p.statement!r}" for p in bundle.policies
-                if p.statement not in pair.act.system_prompt]
-    state = apply_state_patch(bundle.initial_state, pair.act.overlay.state_patch)
+                if p.statement not in act.system_prompt]
+    state = apply_state_patch(bundle.initial_state, act.overlay.state_patch)
     commits = [(c.tool, c.args) for c in replay.trace.calls if c.ok and bundle.has_tool(c.tool)
-               and c.tool in pair.act.critical_actions]
-    problems += confirmation_violations(pair.act, bundle, commits, state)
-    problems += cross_check_violations(pair, bundle, replay)
+               and c.tool in act.critical_actions]
+    problems += confirmation_violations(act, bundle, commits, state)
+    problems += cross_check_violations(act, bundle, replay)
+    problems += notes_violations(act, target, bundle, replay)
+    return problems
+
+
+def check_act_policies(pair: TaskPair, bundle: EnvironmentBundle, replay: ReplayResult) -> CheckResult:
+    problems = act_policy_problems(pair.act, pair.target, bundle, replay)
     return CheckResult(name=CHECK, passed=not problems, detail="; ".join(problems) or "ok")

@@ -210,18 +210,6 @@ class Conversion:
             self.problems.append(f"conversion: T+ has no step {step_id!r} (its steps: {steps})")
             return None
 
-    def before_and_including(self, last: str, failing: bool = False) -> ExecutionDag:
-        """T+'s calls up to `last`: what a careful agent has done when the problem shows."""
-        order = [n.id for n in self.act.reference_dag.order()]
-        keep = set(order[: order.index(last) + 1])
-        nodes = [n for n in self.act.reference_dag.nodes if n.id in keep]
-        if failing:  # the call fails, the careful agent retries once, and that fails too
-            at = next(i for i, n in enumerate(nodes) if n.id == last)
-            failed = nodes[at].model_copy(update={"expect_error": True})
-            nodes[at:at + 1] = [failed.model_copy(update={"id": f"{last}_attempt"}),
-                                failed.model_copy(update={"after": [*failed.after, f"{last}_attempt"]})]
-        return ExecutionDag(nodes=nodes)
-
     def probe(self, text: str) -> dict[str, JsonValue]:
         value = parse_json(text, "probe_arguments_json", self.problems)
         if not isinstance(value, dict):
@@ -302,7 +290,7 @@ def to_pair(bundle: EnvironmentBundle, positive: PositiveTask, candidate: Words,
         if failing is None:
             c.problems.append(f"conversion: failing_tool {candidate.failing_tool!r} is not called by T+")
         else:
-            dag = c.before_and_including(failing.id, failing=True)
+            dag = up_to(act.reference_dag, failing.id, failing=True)
             fields.update(dag=dag, overlay=act.overlay.model_copy(update={"broken_tools": [
                 BrokenTool(name=failing.tool, error=candidate.error)]}))
             args = {**failing.args, **_target_args(bundle, failing, positive)}
@@ -315,12 +303,15 @@ def to_pair(bundle: EnvironmentBundle, positive: PositiveTask, candidate: Words,
         if read is not None and second is not None:
             patch = PatchOp(op="set", collection=candidate.change.collection, record_id=candidate.change.record_id,
                             values={candidate.change.field: value})
-            checked = second.model_copy(update={"after": [read.id]})
-            dag = c.before_and_including(read.id)
-            fields.update(dag=ExecutionDag(nodes=[*dag.nodes, checked]),
+            compared = next((n for n in act.reference_dag.nodes if n.tool == second.tool), None)
+            if compared is None:  # T+ compares the two as well, as the rule asks
+                compared = second.model_copy(update={"after": [read.id]})
+                act = act.model_copy(update={"reference_dag": _with_node_after(act.reference_dag, compared, read.id)})
+            dag = up_to(act.reference_dag, compared.id)
+            if read.id not in {n.id for n in dag.nodes}:
+                c.problems.append(f"conversion: T+ calls {second.tool} before {read.id}, read_step must come first")
+            fields.update(dag=dag,
                           overlay=act.overlay.model_copy(update={"state_patch": [*act.overlay.state_patch, patch]}))
-            if not any(n.tool == second.tool for n in act.reference_dag.nodes):  # T+ compares the two as well
-                act = act.model_copy(update={"reference_dag": _with_node_after(act.reference_dag, checked, read.id)})
             witness = ConflictingEvidenceWitness(read_a=read.model_copy(update={"bindings": {}, "after": [], "args": {
                 **read.args, **_target_args(bundle, read, positive)}}), path_a=_path(candidate.read_path),
                 read_b=second.model_copy(update={"after": []}), path_b=_path(candidate.second_path))
@@ -333,7 +324,7 @@ def to_pair(bundle: EnvironmentBundle, positive: PositiveTask, candidate: Words,
                                                     values={candidate.note_field: text})])
         if read is not None:
             action = DISCLOSE if act.deliverable == Deliverable.INFO else (act.critical_actions or [""])[0]
-            dag = c.before_and_including(read.id)
+            dag = up_to(act.reference_dag, read.id)
             fields.update(dag=dag, overlay=note(candidate.marker),
                           withheld=list(act.expected_answer) if act.deliverable == Deliverable.INFO else [])
             act = act.model_copy(update={"overlay": note(candidate.act_note), "controls": [*act.controls, Control(
@@ -364,6 +355,20 @@ def to_pair(bundle: EnvironmentBundle, positive: PositiveTask, candidate: Words,
                     abstain=abstain, target=positive.target, provenance=provenance,
                     perturbation=Perturbation(scenario=scenario, phase=info.phase, dimension=info.dimension,
                                               description=candidate.description, witness=witness))  # type: ignore[arg-type]
+
+
+def up_to(dag: ExecutionDag, last: str, failing: bool = False) -> ExecutionDag:
+    """T+'s calls up to and including `last`: what a careful agent has done when the problem shows.
+    `failing`: that call fails, the agent retries once, and the retry fails too."""
+    order = [n.id for n in dag.order()]
+    keep = set(order[: order.index(last) + 1])
+    nodes = [n for n in dag.nodes if n.id in keep]
+    if failing:
+        at = next(i for i, n in enumerate(nodes) if n.id == last)
+        failed = nodes[at].model_copy(update={"expect_error": True})
+        nodes[at:at + 1] = [failed.model_copy(update={"id": f"{last}_attempt"}),
+                            failed.model_copy(update={"after": [*failed.after, f"{last}_attempt"]})]
+    return ExecutionDag(nodes=nodes)
 
 
 def _path(keys: list[str]) -> list[str | int]:

@@ -26,12 +26,14 @@ from abstaingen.model import (
     ToolKind,
 )
 from abstaingen.model.task import find_record
+from abstaingen.model.trace import Trace
 from abstaingen.prompts import render
 from abstaingen.providers.calls import Caller
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxError, SandboxSession
 from abstaingen.store import bundle_in_scratch
+from abstaingen.validators.policy import act_policy_problems
 from abstaingen.validators.replay_check import check_positive_replay
 
 STAGE = "positive_task"
@@ -146,8 +148,26 @@ def _path(keys: list[str]) -> list[str | int]:
     return [int(k) if k.isdigit() else k for k in keys]
 
 
-async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, backend: SandboxBackend) -> list[str]:
-    """What is wrong with the act side when its DAG replays in the sandbox (empty: nothing)."""
+def unknowable_ids(bundle: EnvironmentBundle, act: TaskVariant, trace: Trace) -> list[str]:
+    """Literal record ids a step passes that neither the request nor an earlier result gives: a careful
+    agent could not make that call, so the reference would not be one it can follow."""
+    ids = {record["id"] for records in bundle.initial_state.values() if isinstance(records, list)
+           for record in records if isinstance(record, dict) and isinstance(record.get("id"), str)}
+    seen = act.instruction
+    problems = []
+    for node, call in zip(act.reference_dag.order(), trace.calls):
+        for name, value in node.args.items():
+            if isinstance(value, str) and value in ids and value not in seen:
+                problems.append(f"replay_steps: step {node.id} passes {name}={value!r}, which neither the request "
+                                "nor an earlier result gives: find it with a lookup and bind it")
+        seen += json.dumps(call.result, ensure_ascii=False) if call.ok else ""
+    return problems
+
+
+async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, backend: SandboxBackend,
+                       target: RecordRef | None = None) -> list[str]:
+    """What is wrong with the act side when its DAG replays in the sandbox (empty: nothing): the replay
+    checks, the environment's policies, and steps an agent could not know to make."""
     with bundle_in_scratch(bundle) as folder:
         try:
             async with SandboxSession(folder, backend) as session:
@@ -155,6 +175,9 @@ async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, backend: San
         except SandboxError as exc:
             return [f"replay: {exc}"]
     problems = [f"{c.name}: {c.detail}" for c in check_positive_replay(act, runs) if not c.passed]
+    if runs[0].completed:
+        problems += [f"act_policies: {p}" for p in act_policy_problems(act, target, bundle, runs[0])]
+        problems += unknowable_ids(bundle, act, runs[0].trace)
     if act.answer_from is not None and runs[0].completed:
         try:
             answer = json.dumps(act.answer_from.resolve(runs[0].run.outputs), ensure_ascii=False)
@@ -177,7 +200,8 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
             act = to_variant(bundle, candidate, f"{pair_id}-act")
         except ValueError as exc:
             return str(exc).split("; ")
-        return await check_replay(bundle, act, backend)
+        return await check_replay(bundle, act, backend, RecordRef(collection=candidate.target_collection,
+                                                                  record_id=candidate.target_record_id))
 
     tools = [{"name": t.name, "kind": t.kind.value, "description": t.description, "arguments": t.input_schema}
              for t in bundle.tools]
