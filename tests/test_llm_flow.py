@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from clinic import CODE, ENVIRONMENT, INSTRUCTION, PERTURBATION, script_clinic
-from standin import Answer, StandIn, Status
+from standin import Answer, Raw, StandIn, Status
 
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.llm.perturbation import stage_of
@@ -145,3 +145,18 @@ def test_a_provider_that_keeps_failing_ends_the_run_with_one_line(tmp_path: Path
     assert "Traceback" not in result.stderr
     assert "error: provider standin failed 2 times in a row, the last: stand-in-1: HTTP 503" in result.stderr
     assert standin.count() == 2 and not (tmp_path / "out" / "clinic" / "v1").exists()
+
+
+def test_an_item_the_model_never_gets_right_is_lost_alone(tmp_path: Path, standin: StandIn) -> None:
+    script_clinic(standin)
+    standin.otherwise(stage_of(Scenario.S3), Answer({**PERTURBATION[Scenario.S3], "together": {
+        "tool": "find_visits", "arguments_json": json.dumps({"owner": "Ana Ruiz", "pet": "Biscuit"})}}))
+    standin.script("capability", Raw('{"domain": "pet_clinic", "summ'))  # malformed JSON first, then right
+    result = generate(tmp_path, write_config(tmp_path, standin, llm="max_repair_rounds = 1"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    manifest, pairs = load_release(tmp_path / "out" / "clinic" / "v1")
+    funnel = {line.stage: line for line in manifest.funnel}
+    assert funnel["perturbation"].rejected == {"S3: repair_failed": 1}
+    assert funnel["perturbation"].sent_back == {"S3 witness": 2}
+    assert funnel["capability"].repaired == 1 and funnel["capability"].sent_back == {"reply": 1}
+    assert sorted(p.scenario for p in pairs) == [s.value for s in Scenario if s != Scenario.S3]
