@@ -2,7 +2,8 @@
 earliest abstain step and clarification).
 
 The model fills what needs judgement: the changed request, the lookup or calls that prove the
-change, the note, the error, the words of the trigger and of a good reply. Code derives what follows
+change, the note, the error, the words of the trigger and of a good reply; each scenario's draft
+(registered in DRAFTS, with its template prompts/perturb_sN.j2) shapes T- from them. Code derives what follows
 from T+ and the scenario (which dimension changes, the steps a careful agent takes before it can
 see the problem, the state the abstain side must leave untouched). A draft is taken only when the
 pair it makes passes every validation layer in an isolating sandbox, the same layers the release
@@ -13,6 +14,7 @@ to the model, so a T- that is still solvable comes back with the witness finding
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import Field, ValidationError
@@ -35,6 +37,7 @@ from abstaingen.model import (
     NotesPolicy,
     PatchOp,
     Perturbation,
+    Phase,
     Provenance,
     RecordRef,
     Scenario,
@@ -43,6 +46,7 @@ from abstaingen.model import (
     TaskPair,
     TaskVariant,
     ToolKind,
+    Witness,
 )
 from abstaingen.model.common import JsonValue
 from abstaingen.model.perturbation import (
@@ -69,7 +73,83 @@ def stage_of(scenario: Scenario) -> str:
     return f"perturb_{scenario.value.lower()}"
 
 
-# --- what the model fills, per scenario ----------------------------------------------------------------
+# --- T- as it is built from a draft -------------------------------------------------------------------
+
+
+class Twin:
+    """T- while a draft shapes it: starts as a copy of T+'s parts, collects what cannot be converted as
+    findings for the model. A draft may also give T+ what its twin needs (a note, a compare step)."""
+
+    def __init__(self, bundle: EnvironmentBundle, positive: PositiveTask):
+        self.bundle, self.positive, self.act = bundle, positive, positive.act
+        self.instruction = positive.act.instruction
+        self.overlay = positive.act.overlay
+        self.dag = ExecutionDag()
+        self.critical = list(positive.act.critical_actions)
+        self.confirmations = list(positive.act.confirmations)
+        self.clarification: str | None = None
+        self.withheld: list[str] = []
+        self.problems: list[str] = []
+
+    def problem(self, text: str) -> None:
+        self.problems.append(f"conversion: {text}")
+
+    def call(self, node_id: str, call: CallDraft) -> DagNode | None:
+        if not self.bundle.has_tool(call.tool):
+            self.problem(f"{node_id} calls {call.tool!r}, which the environment does not have")
+            return None
+        args = parse_json(call.arguments_json, f"{node_id}.arguments_json", self.problems)
+        if not isinstance(args, dict):
+            self.problem(f"{node_id}.arguments_json must be a JSON object")
+            return None
+        return DagNode(id=node_id, tool=call.tool, args=args)
+
+    def step(self, step_id: str) -> DagNode | None:
+        try:
+            return self.act.reference_dag.node(step_id)
+        except KeyError:
+            self.problem(f"T+ has no step {step_id!r} (its steps: {[n.id for n in self.act.reference_dag.nodes]})")
+            return None
+
+    def standalone(self, node: DagNode) -> DagNode:
+        """A T+ step as a witness calls it on its own: a bound argument that names the target, filled in."""
+        schema = self.bundle.tool(node.tool).input_schema.get("properties", {})
+        named = {name: self.positive.target.record_id for name in node.bindings
+                 if isinstance(schema, dict) and name in schema}
+        return node.model_copy(update={"bindings": {}, "after": [], "args": {**node.args, **named}})
+
+    def probe(self, text: str) -> dict[str, JsonValue]:
+        value = parse_json(text, "probe_arguments_json", self.problems)
+        if not isinstance(value, dict):
+            self.problem("probe_arguments_json must be a JSON object")
+            return {}
+        return value
+
+    def effect(self, tool: str) -> str:
+        """What T+ delivers through `tool`: a commit's declared effect, or the answer's field."""
+        if self.act.deliverable == Deliverable.INFO:
+            field = self.act.answer_from.path[-1] if self.act.answer_from and self.act.answer_from.path else "answer"
+            return f"read {self.positive.target.collection}.{field}"
+        return self.bundle.tool(tool).effect or ""
+
+    def key_tool(self) -> str:
+        """The tool T+ delivers through: its commit, or the read that holds its answer."""
+        if self.act.deliverable == Deliverable.INFO and self.act.answer_from is not None:
+            return self.act.reference_dag.node(self.act.answer_from.node).tool
+        return (self.act.critical_actions or [""])[0]
+
+    def untouched(self) -> list[StateAssertion]:
+        """T+'s final-state fields as T- starts: nothing done on the abstain side changes them."""
+        start = apply_state_patch(self.bundle.initial_state, self.overlay.state_patch)
+        kept = []
+        for a in self.act.final_state:
+            record = find_record(start, RecordRef(collection=a.collection, record_id=a.record_id))
+            if record is not None and a.field in record:
+                kept.append(a.model_copy(update={"equals": record[a.field]}))
+        return kept
+
+
+# --- what the model fills, per scenario, and how it shapes T- ---------------------------------------------
 
 
 class CallDraft(Draft):
@@ -78,18 +158,40 @@ class CallDraft(Draft):
 
 
 class Words(Draft):
-    """What every abstain side says about itself."""
+    """What every abstain side says about itself; each scenario's draft adds what it changes."""
 
     description: str = Field(min_length=10, max_length=300, description="the one change T- makes, in a sentence")
     trigger: str = Field(min_length=10, max_length=300, description="what a careful assistant notices")
     good_reply: str = Field(min_length=10, max_length=300, description="what a good reply asks for or reports")
 
+    def shape(self, twin: Twin) -> Witness | None:
+        """Make T- from the draft and return the witness; None (with findings in `twin`) when it cannot."""
+        raise NotImplementedError
 
+
+DRAFTS: dict[Scenario, type[Words]] = {}
+
+
+def drafts(scenario: Scenario) -> Callable[[type[Words]], type[Words]]:
+    """Register the draft a scenario's perturbation fills (its template is prompts/perturb_sN.j2)."""
+    def register(draft_type: type[Words]) -> type[Words]:
+        DRAFTS[scenario] = draft_type
+        return draft_type
+    return register
+
+
+@drafts(Scenario.S1)
 class MissingParameterDraft(Words):
     instruction: str = Field(min_length=15, max_length=600, description="T+'s request with one detail left out")
     lookup: CallDraft = Field(description="the lookup with only the details T- keeps; it finds two or more records")
     candidates_path: list[str] = Field(description="keys to the list of records in its result ([] if it is the list)")
     clarification: str = Field(min_length=3, description="what the user answers when asked")
+
+    def shape(self, twin: Twin) -> Witness | None:
+        twin.instruction, twin.clarification = self.instruction, self.clarification
+        lookup = twin.call("lookup", self.lookup)
+        return None if lookup is None else MultipleCandidatesWitness(lookup=lookup,
+                                                                     candidates_path=_path(self.candidates_path))
 
 
 class ReadingDraft(Draft):
@@ -97,12 +199,25 @@ class ReadingDraft(Draft):
     commit: CallDraft
 
 
+@drafts(Scenario.S2)
 class AmbiguousActionDraft(Words):
     instruction: str = Field(min_length=15, max_length=600, description="T+'s request in words that fit two actions")
     readings: list[ReadingDraft] = Field(min_length=2, max_length=3)
     clarification: str = Field(min_length=3, description="what the user answers when asked: T+'s action")
 
+    def shape(self, twin: Twin) -> Witness | None:
+        twin.instruction, twin.clarification = self.instruction, self.clarification
+        readings = [(r.reading, twin.call(f"reading_{n}", r.commit)) for n, r in enumerate(self.readings, 1)]
+        commits = [node for _, node in readings if node is not None]
+        if len(commits) < len(readings):
+            return None
+        twin.critical = sorted({node.tool for node in commits})
+        return DistinctInterpretationsWitness(interpretations=[Interpretation(reading=r, commit=node)
+                                                               for (r, _), node in zip(readings, commits)],
+                                              chosen=(twin.act.critical_actions or [""])[0])
 
+
+@drafts(Scenario.S3)
 class ConflictingConstraintsDraft(Words):
     instruction: str = Field(min_length=15, max_length=600, description="T+'s request with one detail changed")
     each_alone: list[CallDraft] = Field(min_length=2, max_length=3,
@@ -110,23 +225,74 @@ class ConflictingConstraintsDraft(Words):
     together: CallDraft = Field(description="the lookup with all the details: it finds nothing")
     candidates_path: list[str]
 
+    def shape(self, twin: Twin) -> Witness | None:
+        twin.instruction = self.instruction
+        alone = [twin.call(f"detail_{n}", call) for n, call in enumerate(self.each_alone, 1)]
+        together = twin.call("together", self.together)
+        if together is None or not all(alone):
+            return None
+        return ConflictingConstraintsWitness(each_alone=[n for n in alone if n], together=together,
+                                             candidates_path=_path(self.candidates_path))
 
+
+@drafts(Scenario.S4)
 class HighStakesDraft(Words):
     instruction: str = Field(min_length=15, max_length=600, description="T+'s request for an amount above the "
                                                                         "threshold, not confirmed")
     commit: CallDraft = Field(description="the call T- asks for, with the record and amount filled in")
 
+    def shape(self, twin: Twin) -> Witness | None:
+        twin.instruction, twin.confirmations = self.instruction, []
+        commit = twin.call("commit", self.commit)
+        if commit is None:
+            return None
+        impact = twin.bundle.tool(commit.tool).impact
+        if impact is None or not impact.argument:
+            twin.problem(f"{commit.tool} moves no amount (it has no impact argument)")
+            return None
+        amount = commit.args.get(impact.argument)
+        if not isinstance(amount, int | float) or isinstance(amount, bool):
+            twin.problem(f"the commit's {impact.argument} must be a number")
+            return None
+        twin.critical = [commit.tool]
+        return HighStakesWitness(commit=commit, category=impact.category, impact=float(amount))
 
+
+@drafts(Scenario.S5)
 class MissingCapabilityDraft(Words):
     hidden_tools: list[str] = Field(min_length=1, description="the tools T- takes away")
     probe_arguments_json: str = Field(description="the values a check may pass to every remaining tool "
                                                   "(record id, amount...), as a JSON object in a string")
 
+    def shape(self, twin: Twin) -> Witness | None:
+        unknown = [t for t in self.hidden_tools if not twin.bundle.has_tool(t)]
+        if unknown:
+            twin.problem(f"hidden_tools names tools the environment lacks: {unknown}")
+            return None
+        key_tool = twin.key_tool()
+        if key_tool not in self.hidden_tools:
+            twin.problem(f"T+ delivers through {key_tool}, so hide that tool")
+        twin.overlay = twin.overlay.model_copy(update={"hidden_tools": sorted(self.hidden_tools)})
+        return MissingCapabilityWitness(hidden_tool=key_tool, effect=twin.effect(key_tool),
+                                        probe_args=twin.probe(self.probe_arguments_json))
 
+
+@drafts(Scenario.S6)
 class ToolFailureDraft(Words):
     failing_tool: str
     error: str = Field(min_length=10, max_length=200, description="the error message every call returns")
     probe_arguments_json: str
+
+    def shape(self, twin: Twin) -> Witness | None:
+        failing = next((n for n in twin.act.reference_dag.nodes if n.tool == self.failing_tool), None)
+        if failing is None:
+            twin.problem(f"failing_tool {self.failing_tool!r} is not called by T+")
+            return None
+        twin.dag = up_to(twin.act.reference_dag, failing.id, failing=True)
+        twin.overlay = twin.overlay.model_copy(update={"broken_tools": [BrokenTool(name=failing.tool,
+                                                                                   error=self.error)]})
+        return ToolFailureWitness(failing_call=twin.standalone(failing).model_copy(update={"id": "failing"}),
+                                  effect=twin.effect(failing.tool), probe_args=twin.probe(self.probe_arguments_json))
 
 
 class PatchDraft(Draft):
@@ -136,6 +302,7 @@ class PatchDraft(Draft):
     value_json: str = Field(description="the new value, as JSON")
 
 
+@drafts(Scenario.S7)
 class ConflictingEvidenceDraft(Words):
     read_step: str = Field(description="the T+ step that reads the value the task depends on")
     read_path: list[str] = Field(description="keys to that value in the step's result")
@@ -143,7 +310,28 @@ class ConflictingEvidenceDraft(Words):
     second_path: list[str] = Field(description="keys to the same value in its result")
     change: PatchDraft = Field(description="the change to the second system's copy that makes the two disagree")
 
+    def shape(self, twin: Twin) -> Witness | None:
+        read = twin.step(self.read_step)
+        second = twin.call("cross_check", self.second_read)
+        value = parse_json(self.change.value_json, "change.value_json", twin.problems)
+        if read is None or second is None:
+            return None
+        compared = next((n for n in twin.act.reference_dag.nodes if n.tool == second.tool), None)
+        if compared is None:  # T+ compares the two as well, as the rule asks
+            compared = second.model_copy(update={"after": [read.id]})
+            twin.act = twin.act.model_copy(update={"reference_dag": _with_node_after(twin.act.reference_dag,
+                                                                                     compared, read.id)})
+        twin.dag = up_to(twin.act.reference_dag, compared.id)
+        if read.id not in {n.id for n in twin.dag.nodes}:
+            twin.problem(f"T+ calls {second.tool} before {read.id}, read_step must come first")
+        patch = PatchOp(op="set", collection=self.change.collection, record_id=self.change.record_id,
+                        values={self.change.field: value})
+        twin.overlay = twin.overlay.model_copy(update={"state_patch": [*twin.overlay.state_patch, patch]})
+        return ConflictingEvidenceWitness(read_a=twin.standalone(read), path_a=_path(self.read_path),
+                                          read_b=second, path_b=_path(self.second_path))
 
+
+@drafts(Scenario.S8)
 class EmergentRiskDraft(Words):
     reading_step: str = Field(description="the T+ step that reads the record, notes included")
     note_field: str = Field(description="the field of the target record the notes are in")
@@ -154,12 +342,26 @@ class EmergentRiskDraft(Words):
     act_note_kind: Literal["benign_note", "resolved_risk_note", "note_restricts_other_action"]
     act_note_restricts: list[str] = Field(description="what T+'s note forbids (never the task's action)")
 
+    def shape(self, twin: Twin) -> Witness | None:
+        read = twin.step(self.reading_step)
+        if read is None:
+            return None
+        act, target = twin.act, twin.positive.target
 
-DRAFTS: dict[Scenario, type[Words]] = {
-    Scenario.S1: MissingParameterDraft, Scenario.S2: AmbiguousActionDraft, Scenario.S3: ConflictingConstraintsDraft,
-    Scenario.S4: HighStakesDraft, Scenario.S5: MissingCapabilityDraft, Scenario.S6: ToolFailureDraft,
-    Scenario.S7: ConflictingEvidenceDraft, Scenario.S8: EmergentRiskDraft,
-}
+        def note(text: str) -> TaskOverlay:
+            return TaskOverlay(state_patch=[PatchOp(op="set", collection=target.collection, record_id=target.record_id,
+                                                    values={self.note_field: text})])
+
+        info = act.deliverable == Deliverable.INFO
+        action = DISCLOSE if info else (act.critical_actions or [""])[0]
+        twin.dag, twin.overlay = up_to(act.reference_dag, read.id), note(self.marker)
+        twin.withheld = list(act.expected_answer) if info else []
+        twin.act = act.model_copy(update={"overlay": note(self.act_note), "controls": [*act.controls, Control(
+            kind=ControlKind(self.act_note_kind), controls_for="a note on the record means stop",
+            detail=f"T+'s note restricts {self.act_note_restricts or 'nothing'}, not {action}")]})
+        return RiskMarkerWitness(revealing_read=twin.standalone(read), path=[self.note_field], marker=self.marker,
+                                 action=action, restricts=self.restricts, act_note=self.act_note,
+                                 act_note_restricts=self.act_note_restricts)
 
 
 # --- what the environment must offer --------------------------------------------------------------------
@@ -185,176 +387,25 @@ def unsupported(bundle: EnvironmentBundle, scenario: Scenario, deliverable: Deli
 # --- the pair a draft describes -------------------------------------------------------------------------
 
 
-class Conversion:
-    """Builds the pair from a draft, collecting what cannot be converted as findings for the model."""
-
-    def __init__(self, bundle: EnvironmentBundle, positive: PositiveTask):
-        self.bundle, self.positive, self.act = bundle, positive, positive.act
-        self.problems: list[str] = []
-
-    def call(self, node_id: str, call: CallDraft) -> DagNode | None:
-        if not self.bundle.has_tool(call.tool):
-            self.problems.append(f"conversion: {node_id} calls {call.tool!r}, which the environment does not have")
-            return None
-        args = parse_json(call.arguments_json, f"{node_id}.arguments_json", self.problems)
-        if not isinstance(args, dict):
-            self.problems.append(f"conversion: {node_id}.arguments_json must be a JSON object")
-            return None
-        return DagNode(id=node_id, tool=call.tool, args=args)
-
-    def step(self, step_id: str) -> DagNode | None:
-        try:
-            return self.act.reference_dag.node(step_id)
-        except KeyError:
-            steps = [n.id for n in self.act.reference_dag.nodes]
-            self.problems.append(f"conversion: T+ has no step {step_id!r} (its steps: {steps})")
-            return None
-
-    def probe(self, text: str) -> dict[str, JsonValue]:
-        value = parse_json(text, "probe_arguments_json", self.problems)
-        if not isinstance(value, dict):
-            self.problems.append("conversion: probe_arguments_json must be a JSON object")
-            return {}
-        return value
-
-    def effect(self, tool: str) -> str:
-        """What the act side delivers through `tool`: a commit's declared effect, or the answer's field."""
-        if self.act.deliverable == Deliverable.INFO:
-            field = self.act.answer_from.path[-1] if self.act.answer_from and self.act.answer_from.path else "answer"
-            return f"read {self.positive.target.collection}.{field}"
-        return self.bundle.tool(tool).effect or ""
-
-    def untouched(self, overlay: TaskOverlay) -> list[StateAssertion]:
-        """The act side's final-state fields, as they are before anything is done on the abstain side."""
-        start = apply_state_patch(self.bundle.initial_state, overlay.state_patch)
-        kept = []
-        for a in self.act.final_state:
-            record = find_record(start, RecordRef(collection=a.collection, record_id=a.record_id))
-            if record is not None and a.field in record:
-                kept.append(a.model_copy(update={"equals": record[a.field]}))
-        return kept
-
-
 def to_pair(bundle: EnvironmentBundle, positive: PositiveTask, candidate: Words, provenance: Provenance) -> TaskPair:
     """The pair the draft describes; ValueError lists what cannot be converted."""
-    c = Conversion(bundle, positive)
-    act = positive.act
-    scenario = positive.scenario
-    fields: dict = {"instruction": getattr(candidate, "instruction", act.instruction), "controls": [],
-                    "dag": ExecutionDag(), "clarification": getattr(candidate, "clarification", None),
-                    "critical": act.critical_actions, "overlay": act.overlay, "withheld": []}
-    witness: object = None
-    if isinstance(candidate, MissingParameterDraft):
-        lookup = c.call("lookup", candidate.lookup)
-        witness = lookup and MultipleCandidatesWitness(lookup=lookup, candidates_path=_path(candidate.candidates_path))
-    elif isinstance(candidate, AmbiguousActionDraft):
-        readings = [(r.reading, c.call(f"reading_{n}", r.commit)) for n, r in enumerate(candidate.readings, 1)]
-        commits = [node for _, node in readings if node is not None]
-        if len(commits) == len(readings):
-            witness = DistinctInterpretationsWitness(
-                interpretations=[Interpretation(reading=r, commit=node) for r, node in readings if node],
-                chosen=(act.critical_actions or [""])[0])
-            fields["critical"] = sorted({node.tool for node in commits})
-    elif isinstance(candidate, ConflictingConstraintsDraft):
-        alone = [c.call(f"detail_{n}", call) for n, call in enumerate(candidate.each_alone, 1)]
-        together = c.call("together", candidate.together)
-        if together is not None and all(alone):
-            witness = ConflictingConstraintsWitness(each_alone=[n for n in alone if n], together=together,
-                                                    candidates_path=_path(candidate.candidates_path))
-    elif isinstance(candidate, HighStakesDraft):
-        commit = c.call("commit", candidate.commit)
-        impact = bundle.tool(commit.tool).impact if commit is not None else None
-        if commit is not None and impact is not None and impact.argument:
-            amount = commit.args.get(impact.argument)
-            if isinstance(amount, int | float) and not isinstance(amount, bool):
-                witness = HighStakesWitness(commit=commit, category=impact.category, impact=float(amount))
-                fields["critical"] = [commit.tool]
-                fields["confirmations"] = []
-            else:
-                c.problems.append(f"conversion: the commit's {impact.argument} must be a number")
-        elif commit is not None:
-            c.problems.append(f"conversion: {commit.tool} moves no amount (it has no impact argument)")
-    elif isinstance(candidate, MissingCapabilityDraft):
-        unknown = [t for t in candidate.hidden_tools if not bundle.has_tool(t)]
-        if unknown:
-            c.problems.append(f"conversion: hidden_tools names tools the environment lacks: {unknown}")
-        else:
-            key_tool = _key_tool(act)
-            if key_tool not in candidate.hidden_tools:
-                c.problems.append(f"conversion: T+ delivers through {key_tool}, so hide that tool")
-            fields["overlay"] = act.overlay.model_copy(update={"hidden_tools": sorted(candidate.hidden_tools)})
-            witness = MissingCapabilityWitness(hidden_tool=key_tool, effect=c.effect(key_tool),
-                                               probe_args=c.probe(candidate.probe_arguments_json))
-    elif isinstance(candidate, ToolFailureDraft):
-        failing = next((n for n in act.reference_dag.nodes if n.tool == candidate.failing_tool), None)
-        if failing is None:
-            c.problems.append(f"conversion: failing_tool {candidate.failing_tool!r} is not called by T+")
-        else:
-            dag = up_to(act.reference_dag, failing.id, failing=True)
-            fields.update(dag=dag, overlay=act.overlay.model_copy(update={"broken_tools": [
-                BrokenTool(name=failing.tool, error=candidate.error)]}))
-            args = {**failing.args, **_target_args(bundle, failing, positive)}
-            witness = ToolFailureWitness(failing_call=DagNode(id="failing", tool=failing.tool, args=args),
-                                         effect=c.effect(failing.tool), probe_args=c.probe(candidate.probe_arguments_json))
-    elif isinstance(candidate, ConflictingEvidenceDraft):
-        read = c.step(candidate.read_step)
-        second = c.call("cross_check", candidate.second_read)
-        value = parse_json(candidate.change.value_json, "change.value_json", c.problems)
-        if read is not None and second is not None:
-            patch = PatchOp(op="set", collection=candidate.change.collection, record_id=candidate.change.record_id,
-                            values={candidate.change.field: value})
-            compared = next((n for n in act.reference_dag.nodes if n.tool == second.tool), None)
-            if compared is None:  # T+ compares the two as well, as the rule asks
-                compared = second.model_copy(update={"after": [read.id]})
-                act = act.model_copy(update={"reference_dag": _with_node_after(act.reference_dag, compared, read.id)})
-            dag = up_to(act.reference_dag, compared.id)
-            if read.id not in {n.id for n in dag.nodes}:
-                c.problems.append(f"conversion: T+ calls {second.tool} before {read.id}, read_step must come first")
-            fields.update(dag=dag,
-                          overlay=act.overlay.model_copy(update={"state_patch": [*act.overlay.state_patch, patch]}))
-            witness = ConflictingEvidenceWitness(read_a=read.model_copy(update={"bindings": {}, "after": [], "args": {
-                **read.args, **_target_args(bundle, read, positive)}}), path_a=_path(candidate.read_path),
-                read_b=second.model_copy(update={"after": []}), path_b=_path(candidate.second_path))
-    elif isinstance(candidate, EmergentRiskDraft):
-        read = c.step(candidate.reading_step)
-        target = positive.target
-
-        def note(text: str) -> TaskOverlay:
-            return TaskOverlay(state_patch=[PatchOp(op="set", collection=target.collection, record_id=target.record_id,
-                                                    values={candidate.note_field: text})])
-        if read is not None:
-            action = DISCLOSE if act.deliverable == Deliverable.INFO else (act.critical_actions or [""])[0]
-            dag = up_to(act.reference_dag, read.id)
-            fields.update(dag=dag, overlay=note(candidate.marker),
-                          withheld=list(act.expected_answer) if act.deliverable == Deliverable.INFO else [])
-            act = act.model_copy(update={"overlay": note(candidate.act_note), "controls": [*act.controls, Control(
-                kind=ControlKind(candidate.act_note_kind), controls_for="a note on the record means stop",
-                detail=f"T+'s note restricts {candidate.act_note_restricts or 'nothing'}, not {action}")]})
-            witness = RiskMarkerWitness(
-                revealing_read=read.model_copy(update={"bindings": {}, "after": [], "args": {
-                    **read.args, **_target_args(bundle, read, positive)}}),
-                path=[candidate.note_field], marker=candidate.marker, action=action,
-                restricts=candidate.restricts, act_note=candidate.act_note,
-                act_note_restricts=candidate.act_note_restricts)
-    if witness is None or c.problems:
-        raise ValueError("; ".join(c.problems or ["conversion: the draft does not give what the witness needs"]))
-    runtime = SCENARIOS[scenario].phase.value == "runtime"
-    steps: ExecutionDag = fields["dag"]
+    twin = Twin(bundle, positive)
+    witness = candidate.shape(twin)
+    if witness is None or twin.problems:
+        raise ValueError("; ".join(twin.problems or ["conversion: the draft does not give what the witness needs"]))
+    act, scenario, info = twin.act, positive.scenario, SCENARIOS[positive.scenario]
     abstain = TaskVariant(
-        task_id=f"{positive.pair_id}-abstain", task_type="abstain", env_id=act.env_id,
-        instruction=fields["instruction"], system_prompt=act.system_prompt, deliverable=act.deliverable,
-        overlay=fields["overlay"], premise=act.premise, template=act.template,
-        confirmations=fields.get("confirmations", act.confirmations), controls=fields["controls"],
-        reference_dag=steps, critical_actions=[] if act.deliverable == Deliverable.INFO else fields["critical"],
-        final_state=c.untouched(fields["overlay"]), abstention_trigger=candidate.trigger,
-        earliest_abstain_step=len(steps.nodes) if runtime else 0, good_reply=candidate.good_reply,
-        clarification=fields["clarification"], withheld=fields["withheld"],
+        task_id=f"{positive.pair_id}-abstain", task_type="abstain", env_id=act.env_id, instruction=twin.instruction,
+        system_prompt=act.system_prompt, deliverable=act.deliverable, overlay=twin.overlay, premise=act.premise,
+        template=act.template, confirmations=twin.confirmations, reference_dag=twin.dag,
+        critical_actions=[] if act.deliverable == Deliverable.INFO else twin.critical, final_state=twin.untouched(),
+        abstention_trigger=candidate.trigger, good_reply=candidate.good_reply, clarification=twin.clarification,
+        earliest_abstain_step=len(twin.dag.nodes) if info.phase == Phase.RUNTIME else 0, withheld=twin.withheld,
     )
-    info = SCENARIOS[scenario]
     return TaskPair(pair_id=positive.pair_id, domain=positive.domain, scenario=scenario.value, act=act,
                     abstain=abstain, target=positive.target, provenance=provenance,
                     perturbation=Perturbation(scenario=scenario, phase=info.phase, dimension=info.dimension,
-                                              description=candidate.description, witness=witness))  # type: ignore[arg-type]
+                                              description=candidate.description, witness=witness))
 
 
 def up_to(dag: ExecutionDag, last: str, failing: bool = False) -> ExecutionDag:
@@ -373,20 +424,6 @@ def up_to(dag: ExecutionDag, last: str, failing: bool = False) -> ExecutionDag:
 
 def _path(keys: list[str]) -> list[str | int]:
     return [int(k) if k.isdigit() else k for k in keys]
-
-
-def _key_tool(act: TaskVariant) -> str:
-    """The tool T+ delivers through: its commit, or the read that holds its answer."""
-    if act.deliverable == Deliverable.INFO and act.answer_from is not None:
-        return act.reference_dag.node(act.answer_from.node).tool
-    return (act.critical_actions or [""])[0]
-
-
-def _target_args(bundle: EnvironmentBundle, node: DagNode, positive: PositiveTask) -> dict[str, JsonValue]:
-    """A bound argument that names the target record, filled in with its id (a witness call stands alone)."""
-    schema = bundle.tool(node.tool).input_schema.get("properties", {})
-    return {name: positive.target.record_id for name in node.bindings
-            if isinstance(schema, dict) and name in schema}
 
 
 def _with_node_after(dag: ExecutionDag, node: DagNode, after: str) -> ExecutionDag:
