@@ -120,7 +120,9 @@ def test_a_sandbox_killed_mid_run_is_replaced_and_the_release_keeps_every_pair(
 
     def killer() -> None:
         sandbox = wait_for_sandbox(run, backend)
-        time.sleep(1.5)  # into its work: the environment checks or the first pairs
+        # into its work (the environment checks or the first pairs), and well before it ends: at 1.5 s a
+        # fast run had sometimes finished the environment's work, and nothing was left to retry
+        time.sleep(0.3)
         kill_sandbox(backend, sandbox)
         killed.append(sandbox)
 
