@@ -21,6 +21,13 @@ from abstaingen.model import (
 )
 from abstaingen.model.perturbation import MissingCapabilityWitness
 
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key the stand-in model server takes (tests/llm_stage.py), there for every test."""
+    monkeypatch.setenv("STANDIN_KEY", "sk-standin")
+
+
 TINY_IMPLEMENTATION = '''\
 def find_booking(state, booking_id):
     for booking in state["bookings"]:

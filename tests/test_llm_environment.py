@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
+from llm_stage import run_stage
 from sandbox_backends import ISOLATED
 from standin import Answer, StandIn
 
@@ -15,8 +15,6 @@ from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.llm.environment import synthesize_environment
 from abstaingen.generators.llm.repair import RepairFailed, RepairLog
 from abstaingen.model import CapabilitySpec, EnvironmentBundle
-from abstaingen.providers import ModelConfig, ProviderConfig
-from abstaingen.providers.calls import Caller
 from abstaingen.sandboxes.backends import get_backend
 
 SPEC = CapabilitySpec(domain="pet_clinic", seed_instruction="Cancel Biscuit's checkup on Friday",
@@ -82,27 +80,12 @@ WRONG = {
 }
 
 
-@pytest.fixture(autouse=True)
-def key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("STANDIN_KEY", "sk-standin")
-
-
 def synthesize(standin: StandIn, backend: str, max_rounds: int = 2) -> tuple[EnvironmentBundle | RepairFailed,
                                                                              RepairLog]:
     log = RepairLog()
-    caller = Caller({"standin": ProviderConfig(kind="anthropic", base_url=standin.anthropic_base_url,
-                                               api_key_env="STANDIN_KEY", max_retries=0)},
-                    {"writer": ModelConfig(name="stand-in-1", provider="standin", family="standin")})
-
-    async def once() -> EnvironmentBundle | RepairFailed:
-        try:
-            return await synthesize_environment(caller, "writer", SPEC, get_backend(backend), max_rounds, log)
-        except RepairFailed as exc:
-            return exc
-        finally:
-            await caller.aclose()
-
-    return anyio.run(once), log
+    result = run_stage(standin, lambda caller: synthesize_environment(caller, "writer", SPEC, get_backend(backend),
+                                                                      max_rounds, log), kind="anthropic")
+    return result, log  # type: ignore[return-value]
 
 
 @pytest.mark.parametrize("backend", ISOLATED)

@@ -9,6 +9,7 @@ import json
 import anyio
 import pytest
 from clinic import CAPABILITY, ENVIRONMENT, INSTRUCTION, PERTURBATION, POSITIVE, call, rule
+from llm_stage import run_stage
 from sandbox_backends import ISOLATED
 from standin import Answer, StandIn
 
@@ -20,8 +21,6 @@ from abstaingen.generators.llm.repair import RepairFailed, RepairLog
 from abstaingen.model import SCENARIOS, CapabilitySpec, EnvironmentBundle, Provenance, RecordRef, Scenario, TaskPair
 from abstaingen.model.perturbation import WITNESS_FOR_SCENARIO
 from abstaingen.prompts import render
-from abstaingen.providers import ModelConfig, ProviderConfig
-from abstaingen.providers.calls import Caller
 from abstaingen.sandboxes.backends import get_backend
 
 SPEC = CapabilitySpec(domain="pet_clinic", seed_instruction=INSTRUCTION, summary=CAPABILITY["summary"],
@@ -38,28 +37,13 @@ def positive(scenario: Scenario, bundle: EnvironmentBundle = CLINIC) -> Positive
                         target=RecordRef(collection=draft.target_collection, record_id=draft.target_record_id))
 
 
-@pytest.fixture(autouse=True)
-def key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("STANDIN_KEY", "sk-standin")
-
-
 def run(standin: StandIn, scenario: Scenario, backend: str = "bwrap", max_rounds: int = 2,
         bundle: EnvironmentBundle = CLINIC) -> tuple[TaskPair | Exception, RepairLog]:
     log = RepairLog()
-    caller = Caller({"standin": ProviderConfig(kind="openai", base_url=standin.openai_base_url,
-                                               api_key_env="STANDIN_KEY", max_retries=0)},
-                    {"writer": ModelConfig(name="stand-in-1", provider="standin", family="standin")})
-
-    async def once() -> TaskPair | Exception:
-        try:
-            return await perturb(caller, "writer", positive(scenario, bundle), bundle, PROVENANCE,
-                                 get_backend(backend), max_rounds, log)
-        except (RepairFailed, NotApplicable) as exc:
-            return exc
-        finally:
-            await caller.aclose()
-
-    return anyio.run(once), log
+    result = run_stage(standin, lambda caller: perturb(caller, "writer", positive(scenario, bundle), bundle, PROVENANCE,
+                                                       get_backend(backend), max_rounds, log),
+                       lost=(RepairFailed, NotApplicable))
+    return result, log
 
 
 @pytest.mark.parametrize("scenario", list(Scenario))

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
+from llm_stage import run_stage
 from sandbox_backends import ISOLATED
 from standin import Answer, StandIn
 from test_llm_environment import GOOD, SPEC
@@ -17,8 +17,6 @@ from abstaingen.generators.llm.environment import EnvironmentDraft, to_bundle
 from abstaingen.generators.llm.positive import write_positive_task
 from abstaingen.generators.llm.repair import RepairFailed, RepairLog
 from abstaingen.model import Deliverable, Scenario
-from abstaingen.providers import ModelConfig, ProviderConfig
-from abstaingen.providers.calls import Caller
 from abstaingen.sandboxes.backends import get_backend
 
 CLINIC = to_bundle(SPEC, EnvironmentDraft(**GOOD))
@@ -62,27 +60,11 @@ WRONG = {
 }
 
 
-@pytest.fixture(autouse=True)
-def key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("STANDIN_KEY", "sk-standin")
-
-
 def write(standin: StandIn, backend: str, max_rounds: int = 2) -> tuple[PositiveTask | RepairFailed, RepairLog]:
     log = RepairLog()
-    caller = Caller({"standin": ProviderConfig(kind="openai", base_url=standin.openai_base_url,
-                                               api_key_env="STANDIN_KEY", max_retries=0)},
-                    {"writer": ModelConfig(name="stand-in-1", provider="standin", family="standin")})
-
-    async def once() -> PositiveTask | RepairFailed:
-        try:
-            return await write_positive_task(caller, "writer", CLINIC, Scenario.S1, 0, get_backend(backend),
-                                             max_rounds, log)
-        except RepairFailed as exc:
-            return exc
-        finally:
-            await caller.aclose()
-
-    return anyio.run(once), log
+    result = run_stage(standin, lambda caller: write_positive_task(caller, "writer", CLINIC, Scenario.S1, 0,
+                                                                   get_backend(backend), max_rounds, log))
+    return result, log  # type: ignore[return-value]
 
 
 @pytest.mark.parametrize("backend", ISOLATED)

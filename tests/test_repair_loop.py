@@ -7,16 +7,15 @@ import hashlib
 import json
 from pathlib import Path
 
-import anyio
 import jinja2
 import pytest
+from llm_stage import run_stage
 from standin import Answer, Raw, StandIn
 
 from abstaingen.generators.llm.drafts import CapabilityDraft, strict_schema
 from abstaingen.generators.llm.repair import RepairFailed, RepairLog, draft
+from abstaingen.model import CapabilitySpec
 from abstaingen.prompts import FOLDER, RenderedPrompt, render
-from abstaingen.providers import ModelConfig, ProviderConfig
-from abstaingen.providers.calls import Caller
 
 GOOD = {"domain": "pet_clinic", "summary": "An assistant that books and changes visits at a pet clinic.",
         "capabilities": ["find a pet's visits", "book a visit", "cancel a visit"]}
@@ -30,24 +29,9 @@ def prompt() -> RenderedPrompt:
 
 def run(standin: StandIn, check=None, max_rounds: int = 2) -> tuple[CapabilityDraft | RepairFailed, RepairLog]:
     log = RepairLog()
-    caller = Caller({"standin": ProviderConfig(kind="openai", base_url=standin.openai_base_url,
-                                               api_key_env="STANDIN_KEY", max_retries=0)},
-                    {"writer": ModelConfig(name="stand-in-1", provider="standin", family="standin")})
-
-    async def once() -> CapabilityDraft | RepairFailed:
-        try:
-            return await draft(caller, "capability", "writer", prompt(), CapabilityDraft, check, max_rounds, log)
-        except RepairFailed as exc:
-            return exc
-        finally:
-            await caller.aclose()
-
-    return anyio.run(once), log
-
-
-@pytest.fixture(autouse=True)
-def key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("STANDIN_KEY", "sk-standin")
+    result = run_stage(standin, lambda caller: draft(caller, "capability", "writer", prompt(), CapabilityDraft, check,
+                                                     max_rounds, log))
+    return result, log  # type: ignore[return-value]
 
 
 def test_a_good_first_answer_is_taken_as_it_is(standin: StandIn) -> None:
@@ -110,16 +94,8 @@ def test_capability_extraction_keeps_a_domain_the_seed_names(standin: StandIn) -
     from abstaingen.generators.llm.capability import extract_capabilities
 
     standin.script("capability", Answer(GOOD), Answer({**GOOD, "domain": "vet_practice"}))
-    caller = Caller({"standin": ProviderConfig(kind="openai", base_url=standin.openai_base_url,
-                                               api_key_env="STANDIN_KEY", max_retries=0)},
-                    {"writer": ModelConfig(name="stand-in-1", provider="standin", family="standin")})
-
-    async def once() -> object:
-        try:
-            return await extract_capabilities(caller, "writer", "Move my dog's checkup to Friday", "vet_practice")
-        finally:
-            await caller.aclose()
-
-    spec = anyio.run(once)
+    spec = run_stage(standin, lambda caller: extract_capabilities(caller, "writer", "Move my dog's checkup to Friday",
+                                                                  "vet_practice"))
+    assert isinstance(spec, CapabilitySpec)
     assert spec.domain == "vet_practice" and spec.seed_instruction == "Move my dog's checkup to Friday"
     assert "the domain is given as 'vet_practice'; keep it" in standin.requests[1].body["messages"][1]["content"]

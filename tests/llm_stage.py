@@ -1,0 +1,39 @@
+"""One llm stage run against the stand-in model server, as the tests of each stage run it: a caller
+whose model `writer` is served by the stand-in, closed on the loop that used it."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Literal, TypeVar
+
+import anyio
+from standin import StandIn
+
+from abstaingen.generators.llm.repair import RepairFailed
+from abstaingen.providers import ModelConfig, ProviderConfig
+from abstaingen.providers.calls import Caller
+
+KEY_ENV = "STANDIN_KEY"  # set for every test by tests/conftest.py
+T = TypeVar("T")
+
+
+def writer_caller(standin: StandIn, kind: Literal["openai", "anthropic"] = "openai") -> Caller:
+    base_url = standin.openai_base_url if kind == "openai" else standin.anthropic_base_url
+    return Caller({"standin": ProviderConfig(kind=kind, base_url=base_url, api_key_env=KEY_ENV, max_retries=0)},
+                  {"writer": ModelConfig(name="stand-in-1", provider="standin", family="standin")})
+
+
+def run_stage(standin: StandIn, work: Callable[[Caller], Awaitable[T]], kind: Literal["openai", "anthropic"] = "openai",
+              lost: tuple[type[Exception], ...] = (RepairFailed,)) -> T | Exception:
+    """What `work` returns, or the exception of a lost item (`lost`) in its place."""
+    caller = writer_caller(standin, kind)
+
+    async def once() -> T | Exception:
+        try:
+            return await work(caller)
+        except lost as exc:
+            return exc
+        finally:
+            await caller.aclose()
+
+    return anyio.run(once)
