@@ -219,7 +219,7 @@ async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiPro
     provenance = Provenance(backend={stage: config.backend_for(stage) for stage in GENERATION_STAGES},
                             seed=seed, code_version=code_version())
 
-    backend = {stage: config.backend_for(stage) for stage in GENERATION_STAGES}
+    backend = provenance.backend
     capability = await extract_capabilities_stage(seeds, backend["capability"])
     logger.info("%d seed instructions -> %d capability specs", len(seeds), len(capability.specs))
     environments = list(await asyncio.gather(*(synthesize_environment_stage(spec, seed, backend["environment"])

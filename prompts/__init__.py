@@ -30,15 +30,17 @@ class RenderedPrompt(Model):
 @cache
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(FOLDER), undefined=jinja2.StrictUndefined,
-                              autoescape=False, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
+                              auto_reload=False, autoescape=False, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
 
 
 _USES = re.compile(r"""{%-?\s*(?:include|extends|import|from)\s+["']([^"']+)\.j2["']""")
 
 
+@cache
 def template_hash(name: str) -> str:
     """The hash of the template's text and of every template it includes: editing a shared part
-    changes the hash of each prompt that shows it."""
+    changes the hash of each prompt that shows it. Read once per process, like the templates
+    themselves (every model call renders one)."""
     text = (FOLDER / f"{name}.j2").read_text(encoding="utf-8")
     used = "".join(template_hash(part) for part in sorted(set(_USES.findall(text))))
     return hashlib.sha256((text + used).encode()).hexdigest()

@@ -30,6 +30,11 @@ def parse_json(text: str, where: str, problems: list[str]) -> Any:
         return None
 
 
+def path_of(keys: list[str]) -> list[str | int]:
+    """A path a draft gives as strings (strict schemas take no unions): list positions are digits."""
+    return [int(k) if k.isdigit() else k for k in keys]
+
+
 @functools.cache
 def strict_schema(draft: type[Draft]) -> dict[str, Any]:
     """The draft's JSON schema, made strict: closed objects, all properties required. Built once per

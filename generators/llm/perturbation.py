@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from abstaingen.generators import NotApplicable, PositiveTask
-from abstaingen.generators.llm.drafts import Draft, parse_json, strict_schema
+from abstaingen.generators.llm.drafts import Draft, parse_json, path_of, strict_schema
 from abstaingen.generators.llm.repair import RepairLog, draft
 from abstaingen.model import (
     SCENARIOS,
@@ -191,7 +191,7 @@ class MissingParameterDraft(Words):
         twin.instruction, twin.clarification = self.instruction, self.clarification
         lookup = twin.call("lookup", self.lookup)
         return None if lookup is None else MultipleCandidatesWitness(lookup=lookup,
-                                                                     candidates_path=_path(self.candidates_path))
+                                                                     candidates_path=path_of(self.candidates_path))
 
 
 class ReadingDraft(Draft):
@@ -232,7 +232,7 @@ class ConflictingConstraintsDraft(Words):
         if together is None or not all(alone):
             return None
         return ConflictingConstraintsWitness(each_alone=[n for n in alone if n], together=together,
-                                             candidates_path=_path(self.candidates_path))
+                                             candidates_path=path_of(self.candidates_path))
 
 
 @drafts(Scenario.S4)
@@ -327,8 +327,8 @@ class ConflictingEvidenceDraft(Words):
         patch = PatchOp(op="set", collection=self.change.collection, record_id=self.change.record_id,
                         values={self.change.field: value})
         twin.overlay = twin.overlay.model_copy(update={"state_patch": [*twin.overlay.state_patch, patch]})
-        return ConflictingEvidenceWitness(read_a=twin.standalone(read), path_a=_path(self.read_path),
-                                          read_b=second, path_b=_path(self.second_path))
+        return ConflictingEvidenceWitness(read_a=twin.standalone(read), path_a=path_of(self.read_path),
+                                          read_b=second, path_b=path_of(self.second_path))
 
 
 @drafts(Scenario.S8)
@@ -420,10 +420,6 @@ def up_to(dag: ExecutionDag, last: str, failing: bool = False) -> ExecutionDag:
         nodes[at:at + 1] = [failed.model_copy(update={"id": f"{last}_attempt"}),
                             failed.model_copy(update={"after": [*failed.after, f"{last}_attempt"]})]
     return ExecutionDag(nodes=nodes)
-
-
-def _path(keys: list[str]) -> list[str | int]:
-    return [int(k) if k.isdigit() else k for k in keys]
 
 
 def _with_node_after(dag: ExecutionDag, node: DagNode, after: str) -> ExecutionDag:

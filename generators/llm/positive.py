@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from abstaingen.generators import PositiveTask
-from abstaingen.generators.llm.drafts import Draft, parse_json, strict_schema
+from abstaingen.generators.llm.drafts import Draft, parse_json, path_of, strict_schema
 from abstaingen.generators.llm.repair import RepairLog, draft
 from abstaingen.model import (
     DagNode,
@@ -106,7 +106,7 @@ def to_variant(bundle: EnvironmentBundle, candidate: PositiveDraft, task_id: str
             if binding.from_step not in ids[:index]:
                 problems.append(f"conversion: step {step.id} binds {binding.argument} to {binding.from_step!r}, "
                                 "not an earlier step")
-            bindings[binding.argument] = OutputRef(node=binding.from_step, path=_path(binding.path))
+            bindings[binding.argument] = OutputRef(node=binding.from_step, path=path_of(binding.path))
         if isinstance(args, dict):
             try:
                 nodes.append(DagNode(id=step.id, tool=step.tool, args=args, bindings=bindings))
@@ -140,12 +140,8 @@ def to_variant(bundle: EnvironmentBundle, candidate: PositiveDraft, task_id: str
         system_prompt=system_prompt(bundle), deliverable=Deliverable(candidate.deliverable),
         reference_dag=ExecutionDag(nodes=nodes), critical_actions=[] if info else candidate.critical_actions,
         final_state=[] if info else assertions, expected_answer=candidate.expected_answer if info else [],
-        answer_from=OutputRef(node=candidate.answer_step, path=_path(candidate.answer_path)) if info else None,
+        answer_from=OutputRef(node=candidate.answer_step, path=path_of(candidate.answer_path)) if info else None,
     )
-
-
-def _path(keys: list[str]) -> list[str | int]:
-    return [int(k) if k.isdigit() else k for k in keys]
 
 
 def unknowable_ids(bundle: EnvironmentBundle, act: TaskVariant, trace: Trace) -> list[str]:

@@ -89,13 +89,13 @@ class LlmGenerator:
     async def perturb(self, positive_task: PositiveTask, bundle: EnvironmentBundle, provenance: Provenance,
                       seed: int) -> TaskPair:
         stage = perturbation.stage_of(positive_task.scenario)
-        used = {"capability": capability.STAGE, "environment": environment.STAGE, "task": positive.STAGE,
-                "perturbation": stage}
+        written = [key for key, backend in provenance.backend.items() if backend == self.name]
+        templates = {"capability": capability.STAGE, "environment": environment.STAGE, "task": positive.STAGE,
+                     "perturbation": stage}
         provenance = provenance.model_copy(update={
-            "models": {**provenance.models, **{key: self.model.name for key, backend in provenance.backend.items()
-                                               if backend == self.name}},
-            "prompt_hashes": {**provenance.prompt_hashes, **{template: template_hash(template) for key, template
-                                                             in used.items() if provenance.backend.get(key) == self.name},
+            "models": {**provenance.models, **dict.fromkeys(written, self.model.name)},
+            "prompt_hashes": {**provenance.prompt_hashes,
+                              **{templates[key]: template_hash(templates[key]) for key in written if key in templates},
                               "repair": template_hash("repair")}})
         return await self._run(stage, perturbation.perturb(
             self.caller, self.model_key, positive_task, bundle, provenance, self.backend, self.rounds, self.log,
