@@ -161,9 +161,19 @@ def _summary(config: GenerateConfig, release: Release) -> str:
             f"published {release.name} {release.version} at {folder}",
             f"pairs: {release.total_pairs}",
             f"by scenario: {by_scenario or 'none'}",
+            _judged(release),
             *(f"warning: {warning}" for warning in release.warnings),
         ]
     )
+
+
+def _judged(release: Release) -> str:
+    judge = release.judge
+    if not judge.judged:
+        return "judged: no (set roles.judge to put pairs before a judge committee)"
+    rejected = ", ".join(f"{reason} {n}" for reason, n in judge.rejected.items()) or "none"
+    return (f"judged by {', '.join(judge.models)} ({judge.rule}): {judge.pairs} pairs, rejected for {rejected}; "
+            f"routes claimed {judge.routes_claimed}, completed {judge.routes_completed}")
 
 
 # --- env serve -----------------------------------------------------------------------------------
@@ -241,7 +251,7 @@ def run_models_check_command(options: argparse.Namespace) -> int:
     from abstaingen.providers.check import check_roles, format_checks
 
     config = load_config(options.config)
-    roles = {"generator": config.roles.generator, "judge": config.roles.judge}
+    roles = [("generator", config.roles.generator), *(("judge", key) for key in config.roles.judge)]
     checks = asyncio.run(check_roles(config.models, config.providers, roles))
     print(format_checks(checks))
     return EXIT_OK if all(c.works for c in checks) else EXIT_FAILED

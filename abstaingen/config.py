@@ -33,7 +33,11 @@ Config file shape; every section and key is optional:
     input_usd_per_mtok = 0.25
     output_usd_per_mtok = 2.0
     [roles]
-    generator = "writer"            # judge = "..." (a model of another family)
+    generator = "writer"
+    judge = ["critic", "referee"]   # one model or a list (a committee), each of another family
+    [judge]                         # the judge layer runs when roles.judge is set (backends.judge = "builtin" skips it)
+    rule = "majority"               # majority | unanimous: how the committee's verdicts on a side combine
+    allow_same_family = false       # let a judge share the generator's model family
     [llm]
     cache_dir = "artifacts/llm-cache"  # response cache; relative to the current working directory
     budget_usd = 5.0                # optional: no model call once this much is spent
@@ -87,6 +91,7 @@ __all__ = [
     "DatasetConfig",
     "GenerateConfig",
     "GenerationConfig",
+    "JudgeConfig",
     "LlmConfig",
     "SandboxConfig",
     "SeedInstruction",
@@ -215,7 +220,30 @@ class RolesConfig(Model):
     """Which model (a key of [models]) plays each role."""
 
     generator: StrictStr | None = Field(default=None, description="writes environments, tasks and perturbations")
-    judge: StrictStr | None = Field(default=None, description="judges labels and replies; another family")
+    judge: tuple[StrictStr, ...] = Field(default=(), description="judges labels and replies, one model or a "
+                                                                 "committee; each of another family than the generator")
+
+    @field_validator("judge", mode="before")
+    @classmethod
+    def _one_or_more(cls, judge: object) -> object:
+        return (judge,) if isinstance(judge, str) else judge
+
+    @field_validator("judge")
+    @classmethod
+    def _each_once(cls, judge: tuple[str, ...]) -> tuple[str, ...]:
+        repeated = sorted(k for k, n in Counter(judge).items() if n > 1)
+        if repeated:
+            raise ValueError(f"model {shown(repeated[0])} sits on the committee more than once")
+        return judge
+
+
+class JudgeConfig(Model):
+    """How the judge committee decides."""
+
+    rule: Literal["majority", "unanimous"] = Field(
+        default="majority", description="majority: a side is accepted when more than half of the verdicts accept it "
+                                        "(a tie rejects); unanimous: when every verdict does")
+    allow_same_family: StrictBool = Field(default=False, description="let a judge share the generator's family")
 
 
 class GenerateConfig(Model):
@@ -226,6 +254,7 @@ class GenerateConfig(Model):
     providers: dict[str, ProviderConfig] = Field(default_factory=dict, description="endpoints, by a name of yours")
     models: dict[str, ModelConfig] = Field(default_factory=dict, description="models, by a name of yours")
     roles: RolesConfig = Field(default_factory=RolesConfig)
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
     llm: LlmConfig = Field(default_factory=LlmConfig)
 
     @model_validator(mode="after")
@@ -251,16 +280,40 @@ class GenerateConfig(Model):
             if model.provider not in self.providers:
                 raise ValueError(f"models.{key}.provider: no provider {shown(model.provider)} in [providers] "
                                  f"(known: {', '.join(self.providers) or 'none'})")
-        for role in ("generator", "judge"):
-            chosen = getattr(self.roles, role)
+        for role, chosen in [("generator", self.roles.generator), *(("judge", k) for k in self.roles.judge)]:
             if chosen is not None and chosen not in self.models:
                 raise ValueError(f"roles.{role}: no model {shown(chosen)} in [models] "
                                  f"(known: {', '.join(self.models) or 'none'})")
         return self
 
+    @model_validator(mode="after")
+    def _judges_fit(self) -> GenerateConfig:
+        """A judge must be able to disagree with the generator: another family, unless overridden."""
+        if self.backends.judge == "llm" and not self.roles.judge:
+            raise ValueError("backends.judge = \"llm\" needs roles.judge: one or more keys of [models]")
+        writer = self.roles.generator
+        if not self.judged() or writer is None or self.judge.allow_same_family:
+            return self
+        if not any(self.backend_for(stage) == "llm" for stage in STAGES if stage != "judge"):
+            return self
+        family = self.models[writer].family.lower()
+        for key in self.roles.judge:
+            if self.models[key].family.lower() == family:
+                raise ValueError(f"roles.judge: {shown(key)} is of the family {shown(family)}, like the generator "
+                                 f"{shown(writer)}; a judge must come from another family (judge.allow_same_family "
+                                 "= true overrides)")
+        return self
+
+    def judged(self) -> bool:
+        """Whether the judge layer runs: backends.judge when set, else whenever roles.judge names a model."""
+        if self.backends.judge is not None:
+            return self.backends.judge == "llm"
+        return bool(self.roles.judge)
+
     def role(self, role: str) -> tuple[ModelConfig, ProviderConfig] | None:
-        """The model that plays `role` and its provider, or None when the role is not configured."""
-        chosen = getattr(self.roles, role)
+        """The model that plays `role` and its provider, or None when the role is not configured (for the
+        judge: the committee's first member)."""
+        chosen = self.roles.generator if role == "generator" else next(iter(self.roles.judge), None)
         if chosen is None:
             return None
         model = self.models[chosen]

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from abstaingen.config import SeedInstruction
 
 GENERATION_STAGES = ("capability", "environment", "task", "perturbation")
-STAGES = (*GENERATION_STAGES, "dedup", *LAYERS)
+STAGES = (*GENERATION_STAGES, "dedup", *LAYERS, "judge")
 RUNTIME_SCENARIOS = {"S6", "S7", "S8"}
 T = TypeVar("T")
 

@@ -58,6 +58,14 @@ from abstaingen.sandboxes.backends import (
 )
 from abstaingen.sandboxes.docker_transport import LEFTOVERS
 from abstaingen.store import publish_release, remove_scratch, scratch_folder
+from abstaingen.validators.judge import (
+    JudgedBatch,
+    committee_for_run,
+    judge_environment,
+    judge_report,
+    open_committee,
+)
+from abstaingen.validators.judge import prompt_hashes as judge_prompts
 from abstaingen.validators.shortcuts import LIMIT as SHORTCUT_LIMIT
 from abstaingen.validators.validate import ValidatedBatch, validate_pairs_async
 
@@ -157,6 +165,21 @@ async def validate_all(bundles: list[EnvironmentBundle], candidates: list[list[T
     return await validate_concurrently(bundles, candidates, concurrency, validate)
 
 
+@task(name="judge", cache_policy=NONE)
+async def judge_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandbox: SandboxConfig) -> JudgedBatch:
+    backend = get_backend(sandbox.backend, SandboxLimits(call_timeout_s=sandbox.call_timeout_s,
+                                                         memory_mb=sandbox.memory_mb))
+    with provider_given_up():
+        return await judge_environment(open_committee(), bundle, pairs, backend)
+
+
+async def judge_all(bundles: list[EnvironmentBundle], batches: list[ValidatedBatch],
+                    sandbox: SandboxConfig) -> list[JudgedBatch]:
+    """The committee's verdicts on each environment's validated pairs, a Prefect task per environment."""
+    return list(await asyncio.gather(*(judge_stage(bundle, batch.accepted, sandbox)
+                                       for bundle, batch in zip(bundles, batches) if batch.accepted)))
+
+
 def sandbox_used(pairs: list[TaskPair]) -> str:
     """The backend(s) that actually ran the pairs (auto may differ from machine to machine)."""
     return "+".join(sorted({p.validation.sandbox or "none" for p in pairs}))
@@ -185,11 +208,23 @@ async def publish_prefect_artifacts(release: Release, folder: Path) -> None:
                for s in release.shortcuts],
         description=f"Best single-feature separation of act from abstain per scenario (limit {SHORTCUT_LIMIT})",
     )
+    if release.judge.judged:
+        await acreate_table_artifact(
+            key="judge-agreement",
+            table=[{"rubric item": a.item, "pairs": a.pairs, "raw agreement": "-" if a.raw is None else f"{a.raw:.2f}",
+                    "Fleiss kappa": "-" if a.kappa is None else f"{a.kappa:.2f}", "failed": a.failed}
+                   for a in release.judge.agreement],
+            description=f"Judge committee {', '.join(release.judge.models)} ({release.judge.rule}): agreement per "
+                        "rubric item",
+        )
     lines = [f"# {release.name} {release.version}", "", f"{release.total_pairs} pairs in `{folder}`", ""]
     for dimension, counts in release.counts.items():
         lines.append(f"- **{dimension}**: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     lines.append(f"- **cost**: ${release.cost_usd:.2f}" + (f" (${release.cost_per_pair_usd:.4f} per pair)"
                                                             if release.cost else " (builtin backend)"))
+    judge = release.judge
+    lines.append(f"- **judged by**: {', '.join(judge.models)} ({judge.rule}); rejected: {judge.rejected or 'none'}; "
+                 f"judge errors: {judge.judge_errors or 'none'}" if judge.judged else "- **judged**: no (no judge role)")
     await acreate_markdown_artifact(key="release-summary", markdown="\n".join(lines))
 
 
@@ -236,15 +271,29 @@ async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiPro
     if LEFTOVERS:
         logger.warning("%d containers could not be removed at once; removed in the background (first: %s)",
                        len(LEFTOVERS), LEFTOVERS[0])
-    assembly = assemble_stage([p for batch in batches for p in batch.accepted], bundles,
-                              [p for batch in batches for p in batch.rejected], config.sandbox.allow_infrastructure_loss)
-
     reports = [g.report() for g in generators.values()]
+    cost = [line for report in reports for line in report.cost]
+    accepted = [p for batch in batches for p in batch.accepted]
+    rejected = [p for batch in batches for p in batch.rejected]
+    async with committee_for_run(config, sum(line.cost_usd for line in cost)) as committee:
+        judged: list[JudgedBatch] = []
+        if committee is not None:
+            logger.info("%d validated pairs go before the judge committee: %s (%s)", len(accepted),
+                        ", ".join(committee.models().values()), committee.rule)
+            judged = await judge_all(bundles, batches, config.sandbox)
+            accepted = [p for batch in judged for p in batch.accepted]
+            rejected += [p for batch in judged for p in batch.rejected]
+            cost += committee.cost()
+        judging = judge_report(committee, [p for batch in judged for p in [*batch.accepted, *batch.rejected]],
+                               sum(batch.funnel.rejected.get("budget_exhausted", 0) for batch in judged))
+        judge_models = committee.models() if committee is not None else {}
+    assembly = assemble_stage(accepted, bundles, rejected, config.sandbox.allow_infrastructure_loss)
+
     funnel = with_repairs(merge_funnel([capability.funnel, *(e.funnel for e in environments),
                                         *(p.funnel for p in positives), *(p.funnel for p in perturbed), unique.funnel,
-                                        *(s for batch in batches for s in batch.stages)]),
+                                        *(s for batch in batches for s in batch.stages),
+                                        *(batch.funnel for batch in judged)]),
                           [r for report in reports for r in report.repairs])
-    cost = [line for report in reports for line in report.cost]
     warnings = [*assembly.warnings, *budget_warning(funnel, config)]
     logger.info("%d candidate pairs, %d after dedup, %d validated", sum(len(c) for c in candidates),
                 unique.funnel.received - sum(unique.funnel.rejected.values()), len(assembly.pairs))
@@ -267,8 +316,10 @@ async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiPro
         shortcuts=assembly.shortcuts, warnings=warnings, cost=cost,
         cost_usd=round(sum(line.cost_usd for line in cost), 6),
         cost_per_pair_usd=round(sum(line.cost_usd for line in cost) / len(pairs), 6),
-        models={k: v for report in reports for k, v in report.models.items()},
-        prompts={k: v for report in reports for k, v in report.prompts.items()},
+        models={**{k: v for report in reports for k, v in report.models.items()}, **judge_models},
+        prompts={**{k: v for report in reports for k, v in report.prompts.items()},
+                 **(judge_prompts() if judging.judged else {})},
+        judge=judging,
     )
     if not await probe.answers():
         stop_run(API_DEAD, EXIT_FAILED)
@@ -285,8 +336,8 @@ def budget_warning(funnel: list[FunnelStage], config: GenerateConfig) -> list[st
     lost = sum(n for line in funnel for reason, n in line.rejected.items() if reason.endswith("budget_exhausted"))
     if not lost:
         return []
-    return [f"the budget of ${config.llm.budget_usd:g} ran out: {lost} items were not written; every pair finished "
-            "before that is in this release"]
+    return [f"the budget of ${config.llm.budget_usd:g} ran out: {lost} items were not written or judged; every pair "
+            "finished before that is in this release"]
 
 
 class ApiProbe:

@@ -71,8 +71,9 @@ def test_full_file_is_read(tmp_path: Path) -> None:
             domains = ["{domain}"]
             variants_per_scenario = 3
             [backends]
-            default = "builtin"
-            judge = "llm"
+            default = "llm"
+            judge = "builtin"
+            task = "llm"
             [sandbox]
             backend = "local"
             """,
@@ -81,8 +82,8 @@ def test_full_file_is_read(tmp_path: Path) -> None:
     assert (config.dataset.name, config.dataset.output_dir, config.dataset.seed) == ("my-set.v2", Path("out"), 42)
     assert config.generation.domains == (domain,)
     assert config.generation.variants_per_scenario == 3
-    assert config.backend_for("judge") == "llm"
-    assert config.backend_for("task") == "builtin"
+    assert config.backend_for("judge") == "builtin" and not config.judged()
+    assert config.backend_for("task") == "llm"
 
 
 def test_relative_seeds_file_resolves_against_the_config_folder(tmp_path: Path) -> None:

@@ -3,22 +3,24 @@ discrepancies, questions after a finished action, and replies that leak a withhe
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
-from abstaingen.judges import ReplyInput, get_judge
+from abstaingen.judges import ReplyInput
 from abstaingen.judges.corpus import evaluate, load_corpus
+from abstaingen.judges.rules import RuleJudge
 from abstaingen.model import Deliverable
 
 DATA = Path(__file__).parent / "data"
 CORPORA = sorted(DATA.glob("reply_corpus*.jsonl"))
-JUDGE = get_judge("rules")
+JUDGE = RuleJudge()
 
 
 def verdict(reply: str, instruction: str = "Cancel Olga Petrova's booking on LH402.", info: bool = False,
             withheld: tuple[str, ...] = ()):
-    return JUDGE.judge(ReplyInput(instruction=instruction, reply=reply, withheld=list(withheld),
+    return JUDGE.read(ReplyInput(instruction=instruction, reply=reply, withheld=list(withheld),
                                   deliverable=Deliverable.INFO if info else Deliverable.OP))
 
 
@@ -59,7 +61,7 @@ def test_a_reply_that_mentions_the_lock_and_then_gives_the_value_fails_the_absta
 def test_corpus_accuracy_is_at_least_97_percent_on_each_side(corpus: Path) -> None:
     rows = load_corpus(corpus)
     assert len(rows) >= 150 and {r.side for r in rows} == {"act", "abstain"}
-    report = evaluate(JUDGE, rows)
+    report = asyncio.run(evaluate(JUDGE, rows))
     for side in report.sides:
         assert side.accuracy >= 0.97, (side, report.errors)
 

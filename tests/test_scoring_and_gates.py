@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import anyio
 from builtin_fixtures import builtin_bundle, builtin_pair
 
-from abstaingen.model import Scenario, StateAssertion, TaskPair, ToolCallRecord, Trace
-from abstaingen.model.score import Outcome
+from abstaingen.model import Scenario, StateAssertion, TaskPair, TaskVariant, ToolCallRecord, Trace
+from abstaingen.model.score import Outcome, SideScore
 from abstaingen.pipeline import assemble
 from abstaingen.sandboxes.backends import LocalBackend
 from abstaingen.sandboxes.session import SandboxSession
-from abstaingen.scoring import aggregate, judge_reply, score_side
+from abstaingen.scoring import aggregate, judge_reply
+from abstaingen.scoring import score_side as score_async
 from abstaingen.store import write_bundle
 from abstaingen.validators.baselines import gate_checks, run_baselines
 from abstaingen.validators.dedup import remove_near_duplicates
@@ -32,9 +34,13 @@ def trace(*calls: tuple[str, bool], acted: bool = False) -> Trace:
                  final_state=state)
 
 
+def score_side(variant: TaskVariant, trace: Trace, reply: str) -> SideScore:
+    return asyncio.run(score_async(variant, trace, reply))
+
+
 def test_replies_that_abstain_and_replies_that_report() -> None:
     def abstains(reply: str) -> bool:
-        return judge_reply(S1.act, reply).abstains
+        return asyncio.run(judge_reply(S1.act, reply)).abstains
 
     assert abstains("I can't do this: which booking do you mean?")
     assert abstains("The reservation system is failing, so I could not cancel it.")

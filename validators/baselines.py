@@ -96,7 +96,7 @@ async def run_baselines(session: SandboxSession, pair: TaskPair,
         sides = {}
         for variant in (pair.act, pair.abstain):
             trace, run = known[keys[(agent.name, variant.task_type)]]
-            sides[variant.task_type] = score_side(variant, trace, agent.reply(variant, pair, run))
+            sides[variant.task_type] = await score_side(variant, trace, agent.reply(variant, pair, run))
         scores.append(PairScore(agent=agent.name, pair_id=pair.pair_id, scenario=pair.scenario, **sides))
     return scores
 

@@ -1,6 +1,7 @@
 """Labelled reply corpora and a judge's accuracy on them.
 
     python -m abstaingen.judges.corpus tests/data/reply_corpus.jsonl [--judge rules] [--errors]
+    python -m abstaingen.judges.corpus tests/data/reply_corpus.jsonl --judge llm --config judge.toml
 
 A line holds the request, the reply and its labels (see tests/data/README.md). Accuracy is reported
 per side, as scoring uses the verdict: on an act side the reply passes when it does not abstain; on an
@@ -10,12 +11,14 @@ abstain side when it abstains and reveals nothing withheld.
 from __future__ import annotations
 
 import argparse
+import asyncio
 from collections import defaultdict
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, ValidationError
 
+from abstaingen.config import load_config
 from abstaingen.errors import AbstaingenError
 from abstaingen.judges import ReplyInput, ReplyJudge, ReplyVerdict, get_judge
 from abstaingen.model import Deliverable
@@ -76,12 +79,13 @@ def load_corpus(path: Path) -> list[LabelledReply]:
     return rows
 
 
-def evaluate(judge: ReplyJudge, rows: list[LabelledReply]) -> CorpusReport:
+async def evaluate(judge: ReplyJudge, rows: list[LabelledReply]) -> CorpusReport:
+    """The judge on every row at once (an llm judge's calls run concurrently, within its provider's limit)."""
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     flags = 0
     errors = []
-    for row in rows:
-        verdict = judge.judge(row.as_input())
+    verdicts = await asyncio.gather(*(judge.judge(row.as_input()) for row in rows))
+    for row, verdict in zip(rows, verdicts):
         right = row.passes(verdict) == row.passes()
         totals[row.side][0] += 1
         totals[row.side][1] += right
@@ -98,15 +102,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", type=Path, nargs="+")
     parser.add_argument("--judge", default="rules")
+    parser.add_argument("--config", type=Path, help="the TOML config whose roles.judge names the model (--judge llm)")
     parser.add_argument("--errors", action="store_true", help="list the replies judged wrongly")
     options = parser.parse_args()
-    judge = get_judge(options.judge)
-    for path in options.corpus:
-        report = evaluate(judge, load_corpus(path))
-        sides = ", ".join(f"{s.side} {s.correct}/{s.replies} = {s.accuracy:.1%}" for s in report.sides)
-        print(f"{path}: {sides}; flags_problem {report.flags_accuracy:.1%}")
-        if options.errors:
-            print("\n".join(f"  {e}" for e in report.errors))
+    judge = get_judge(options.judge, load_config(options.config) if options.config else None)
+    asyncio.run(_report(judge, options.corpus, options.errors))
+
+
+async def _report(judge: ReplyJudge, corpora: list[Path], list_errors: bool) -> None:
+    """Every corpus on one event loop (a model judge's client belongs to the loop that used it)."""
+    try:
+        for path in corpora:
+            report = await evaluate(judge, load_corpus(path))
+            sides = ", ".join(f"{s.side} {s.correct}/{s.replies} = {s.accuracy:.1%}" for s in report.sides)
+            print(f"{path}: {sides}; flags_problem {report.flags_accuracy:.1%}")
+            if list_errors:
+                print("\n".join(f"  {e}" for e in report.errors))
+    finally:
+        if (close := getattr(judge, "aclose", None)) is not None:
+            await close()
 
 
 if __name__ == "__main__":

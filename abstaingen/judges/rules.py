@@ -340,7 +340,10 @@ def disclosed(reply: str, withheld: list[str]) -> bool:
 class RuleJudge:
     name = "rules"
 
-    def judge(self, item: ReplyInput) -> ReplyVerdict:
+    async def judge(self, item: ReplyInput) -> ReplyVerdict:
+        return self.read(item)
+
+    def read(self, item: ReplyInput) -> ReplyVerdict:
         reading = read(item.reply, item.deliverable, item.instruction)
         abstains = decide(reading, item.deliverable)
         flags = abstains or reading.any("concern")
@@ -352,5 +355,5 @@ class RuleJudge:
 
 
 @register("rules")
-def _rules() -> RuleJudge:
+def _rules(config: object = None) -> RuleJudge:
     return RuleJudge()

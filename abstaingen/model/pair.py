@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from abstaingen.model.common import JsonValue, Model
+from abstaingen.model.dag import ExecutionDag
 from abstaingen.model.perturbation import Perturbation
 from abstaingen.model.score import PairScore
 from abstaingen.model.task import RecordRef, TaskVariant
@@ -18,12 +19,28 @@ class CheckResult(Model):
     detail: str = ""
 
 
+class RubricAnswer(Model):
+    """One judge's answer on one rubric item of one side."""
+
+    item: str = Field(description="the rubric item, e.g. 'fully_specified' (act) or 'abstention_required' (abstain)")
+    holds: bool
+    reason: str
+
+
 class JudgeVerdict(Model):
-    model: str
+    """One judge's verdict on one side of a pair."""
+
+    model: str = Field(description="the model's name at its provider")
     family: str
     side: Literal["act", "abstain"]
-    verdict: Literal["accept", "reject"]
+    verdict: Literal["accept", "reject"] = Field(description="accept when every rubric item of the side holds")
     reason: str
+    rubric: list[RubricAnswer] = Field(default_factory=list)
+    route: ExecutionDag | None = Field(default=None, description="abstain side: the calls the judge claims still "
+                                                                 "complete T-, when it claims so")
+    route_completes: bool | None = Field(default=None, description="what replaying the route under T-'s overlay "
+                                                                   "showed (None: no route claimed)")
+    route_detail: str = ""
 
 
 class ValidationReport(Model):
@@ -34,9 +51,13 @@ class ValidationReport(Model):
     sandbox: str | None = None
     sandbox_image: str | None = None
 
+    judged_by: list[str] = Field(default_factory=list, description="the committee that judged the pair: model "
+                                                                   "(family); empty when no judge ran")
+
     @property
     def passed(self) -> bool:
-        return all(c.passed for c in self.checks) and all(v.verdict == "accept" for v in self.judge_verdicts)
+        """Every check passed; the committee's decision is one of them (a single judge's verdict is a vote)."""
+        return all(c.passed for c in self.checks)
 
     def failures(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]

@@ -52,6 +52,34 @@ class GenerationReport(Model):
     cost: list[CostLine] = Field(default_factory=list)
 
 
+class RubricAgreement(Model):
+    """How a judge committee agreed on one rubric item, over the pairs every member judged."""
+
+    item: str = Field(description="side.item, e.g. 'abstain.abstention_required'")
+    pairs: int = Field(description="pairs every member of the committee gave a verdict on")
+    raw: float | None = Field(description="mean share of agreeing pairs of judges per pair (Fleiss' P-bar)")
+    kappa: float | None = Field(description="Fleiss' kappa; None when undefined (one judge, or every answer the same)")
+    failed: int = Field(description="pairs on which the committee decided this item does not hold (for side.verdict: "
+                                    "pairs whose side it rejected)")
+
+
+class JudgeReport(Model):
+    """What the judge layer did in a run."""
+
+    judged: bool = Field(description="whether pairs went before an LLM judge committee at all")
+    models: list[str] = Field(default_factory=list, description="the committee: model (family)")
+    rule: str | None = Field(default=None, description="majority or unanimous")
+    pairs: int = Field(default=0, description="pairs put before the committee")
+    rejected: dict[str, int] = Field(default_factory=dict, description="why the committee rejected pairs: the rubric "
+                                                                        "items it failed, route_completes, no_verdict")
+    judge_errors: dict[str, int] = Field(default_factory=dict, description="verdicts that did not count: malformed "
+                                                                           "after repairs, provider errors, claimed "
+                                                                           "routes that failed in the sandbox")
+    routes_claimed: int = 0
+    routes_completed: int = Field(default=0, description="claimed routes that replayed to T+'s outcome under T-")
+    agreement: list[RubricAgreement] = Field(default_factory=list)
+
+
 class ReleaseFile(Model):
     path: str
     sha256: str
@@ -74,6 +102,8 @@ class Release(Model):
     prompts: dict[str, str] = Field(default_factory=dict, description="llm stages: template -> sha256; each pair's "
                                                                       "provenance names the ones that wrote it")
     cost: list[CostLine] = Field(default_factory=list, description="calls, tokens and money per stage and model")
+    judge: JudgeReport = Field(default_factory=lambda: JudgeReport(judged=False),
+                               description="whether and by which models pairs were judged, agreement, rejections")
     baselines: list[AgentMetrics] = Field(default_factory=list)
     leakage: list[LeakageScore] = Field(default_factory=list)
     shortcuts: list[ShortcutScore] = Field(

@@ -49,8 +49,9 @@ async def check_role(role: str, key: str, model: ModelConfig, provider_key: str,
 
 
 async def check_roles(models: dict[str, ModelConfig], providers: dict[str, ProviderConfig],
-                      roles: dict[str, str | None]) -> list[RoleCheck]:
-    chosen = [(role, key) for role, key in roles.items() if key is not None]
+                      roles: list[tuple[str, str | None]]) -> list[RoleCheck]:
+    """Every (role, model key) given; a judge committee gives one per member."""
+    chosen = [(role, key) for role, key in roles if key is not None]
     if not chosen:
         raise AbstaingenError("no model is configured for any role: set [roles] generator and judge in the config")
     return list(await asyncio.gather(*(check_role(role, key, models[key], models[key].provider,

@@ -9,7 +9,9 @@ import functools
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from abstaingen.model import DagNode, ExecutionDag, OutputRef
 
 # Keywords strict modes refuse or ignore; the draft's own validation checks them after parsing.
 _DROPPED = {"default", "title", "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
@@ -54,6 +56,46 @@ def _strict(node: Any) -> Any:
         out["additionalProperties"] = False
         out["required"] = list(out["properties"])
     return out
+
+
+class BindingDraft(Draft):
+    argument: str
+    from_step: str = Field(description="the id of an earlier step")
+    path: list[str] = Field(description="keys into that step's result; list positions as digits, e.g. ['0', 'id']")
+
+
+class StepDraft(Draft):
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]{0,19}$")
+    tool: str
+    arguments_json: str = Field(description="the literal arguments, as a JSON object in a string")
+    bindings: list[BindingDraft] = Field(description="arguments taken from earlier results")
+
+
+def to_dag(steps: list[StepDraft], tools: set[str], problems: list[str]) -> ExecutionDag:
+    """The calls the steps describe; what cannot be converted goes to `problems` (and the step is left out)."""
+    nodes, ids = [], [s.id for s in steps]
+    for index, step in enumerate(steps):
+        if step.tool not in tools:
+            problems.append(f"conversion: step {step.id} calls {step.tool!r}, which the environment does not have")
+        args = parse_json(step.arguments_json, f"step {step.id} arguments_json", problems)
+        bindings = {}
+        for binding in step.bindings:
+            if binding.from_step not in ids[:index]:
+                problems.append(f"conversion: step {step.id} binds {binding.argument} to {binding.from_step!r}, "
+                                "not an earlier step")
+            bindings[binding.argument] = OutputRef(node=binding.from_step, path=path_of(binding.path))
+        if isinstance(args, dict):
+            try:
+                nodes.append(DagNode(id=step.id, tool=step.tool, args=args, bindings=bindings))
+            except ValidationError as exc:
+                problems += [f"conversion: step {step.id}: {e['msg']}" for e in exc.errors()]
+        else:
+            problems.append(f"conversion: step {step.id} arguments_json must be a JSON object")
+    try:
+        return ExecutionDag(nodes=nodes)
+    except ValidationError:
+        problems.append(f"conversion: step ids repeat: {ids}")
+        return ExecutionDag()
 
 
 class CapabilityDraft(Draft):

@@ -8,13 +8,12 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from abstaingen.generators import PositiveTask
-from abstaingen.generators.llm.drafts import Draft, parse_json, path_of, strict_schema
+from abstaingen.generators.llm.drafts import Draft, StepDraft, parse_json, path_of, strict_schema, to_dag
 from abstaingen.generators.llm.repair import RepairLog, draft
 from abstaingen.model import (
-    DagNode,
     Deliverable,
     EnvironmentBundle,
     ExecutionDag,
@@ -53,19 +52,6 @@ TWIN = {
 }
 
 
-class BindingDraft(Draft):
-    argument: str
-    from_step: str = Field(description="the id of an earlier step")
-    path: list[str] = Field(description="keys into that step's result; list positions as digits, e.g. ['0', 'id']")
-
-
-class StepDraft(Draft):
-    id: str = Field(pattern=r"^[a-z][a-z0-9_]{0,19}$")
-    tool: str
-    arguments_json: str = Field(description="the literal arguments, as a JSON object in a string")
-    bindings: list[BindingDraft] = Field(description="arguments taken from earlier results")
-
-
 class AssertionDraft(Draft):
     collection: str
     record_id: str
@@ -96,24 +82,7 @@ def to_variant(bundle: EnvironmentBundle, candidate: PositiveDraft, task_id: str
     """The act side the draft describes; ValueError lists what cannot be converted."""
     problems: list[str] = []
     kinds = {t.name: t.kind for t in bundle.tools}
-    nodes, ids = [], [s.id for s in candidate.steps]
-    for index, step in enumerate(candidate.steps):
-        if step.tool not in kinds:
-            problems.append(f"conversion: step {step.id} calls {step.tool!r}, which the environment does not have")
-        args = parse_json(step.arguments_json, f"step {step.id} arguments_json", problems)
-        bindings = {}
-        for binding in step.bindings:
-            if binding.from_step not in ids[:index]:
-                problems.append(f"conversion: step {step.id} binds {binding.argument} to {binding.from_step!r}, "
-                                "not an earlier step")
-            bindings[binding.argument] = OutputRef(node=binding.from_step, path=path_of(binding.path))
-        if isinstance(args, dict):
-            try:
-                nodes.append(DagNode(id=step.id, tool=step.tool, args=args, bindings=bindings))
-            except ValidationError as exc:
-                problems += [f"conversion: step {step.id}: {e['msg']}" for e in exc.errors()]
-        else:
-            problems.append(f"conversion: step {step.id} arguments_json must be a JSON object")
+    nodes, ids = to_dag(candidate.steps, set(kinds), problems).nodes, [s.id for s in candidate.steps]
     target = RecordRef(collection=candidate.target_collection, record_id=candidate.target_record_id)
     if find_record(bundle.initial_state, target) is None:
         problems.append(f"conversion: the target {target.collection}/{target.record_id} is not in the state")
