@@ -1,0 +1,132 @@
+"""A builtin release put before a two-judge committee through the whole flow, as a user runs it:
+`abstaingen generate --config` with roles.judge naming two stand-in models of two families, one behind
+each API. The judges disagree on some pairs; the manifest and every pair say what they decided."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from standin import Answer, Computed, StandIn
+from test_judge import verdict
+
+from abstaingen.store import load_release
+from abstaingen.validators.judge import COMMITTEE, RUBRIC
+
+
+def write_config(folder: Path, standin: StandIn) -> Path:
+    config = folder / "judged.toml"
+    config.write_text(f"""
+[dataset]
+name = "judged"
+output_dir = "{folder / 'out'}"
+[generation]
+domains = ["travel", "banking"]
+variants_per_scenario = 1
+[sandbox]
+backend = "local"
+[providers.oa]
+kind = "openai"
+base_url = "{standin.openai_base_url}"
+api_key_env = "STANDIN_KEY"
+max_retries = 0
+[providers.an]
+kind = "anthropic"
+base_url = "{standin.anthropic_base_url}"
+api_key_env = "STANDIN_KEY"
+max_retries = 0
+[models.critic]
+name = "critic-1"
+provider = "oa"
+family = "alpha"
+input_usd_per_mtok = 1.0
+output_usd_per_mtok = 4.0
+[models.referee]
+name = "referee-1"
+provider = "an"
+family = "beta"
+[roles]
+judge = ["critic", "referee"]
+[llm]
+cache_dir = "{folder / 'cache'}"
+""")
+    return config
+
+
+def judges(body: dict[str, Any]) -> Answer:
+    """The critic finds every high-stakes twin unnatural; the referee finds the travel S2 request
+    underspecified on the act side. Each is alone, so by majority (a tie fails) those pairs go."""
+    text = json.dumps(body)
+    if body["model"] == "critic-1" and "(S4)" in text:
+        return Answer(verdict(no=("abstain.natural",)))
+    if body["model"] == "referee-1" and "(S2)" in text and "travel" in text:
+        return Answer(verdict(no=("act.fully_specified",)))
+    return Answer(verdict())
+
+
+def generate(folder: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update(PREFECT_HOME=str(folder / "prefect-home"), STANDIN_KEY="sk-standin")
+    return subprocess.run([sys.executable, "-m", "abstaingen", "generate", "--config", str(config)], cwd=folder,
+                          env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def judged_twice(tmp_path_factory: pytest.TempPathFactory):
+    folder = tmp_path_factory.mktemp("judged")
+    with StandIn() as standin:
+        standin.otherwise("judge_pair", Computed(judges))
+        config = write_config(folder, standin)
+        first = generate(folder, config)
+        sent_first = standin.count("judge_pair")
+        second = generate(folder, config)
+        sent_second = standin.count("judge_pair") - sent_first
+    return folder, first, second, sent_first, sent_second
+
+
+def test_every_pair_carries_the_committees_verdicts(judged_twice) -> None:
+    folder, first, *_ = judged_twice
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "judged by critic-1 (alpha), referee-1 (beta) (majority)" in first.stdout
+    manifest, pairs = load_release(folder / "out" / "judged" / "v1")
+    assert pairs and not {p.scenario for p in pairs if p.domain == "travel"} & {"S2", "S4"}
+    for pair in pairs:
+        verdicts = pair.validation.judge_verdicts
+        assert {(v.model, v.side) for v in verdicts} == {(m, s) for m in ("critic-1", "referee-1")
+                                                       for s in ("act", "abstain")}
+        assert all(len(v.rubric) == len(RUBRIC[v.side]) and v.reason for v in verdicts)
+        assert next(c for c in pair.validation.checks if c.name == COMMITTEE).passed
+        assert pair.validation.judged_by == ["critic-1 (alpha)", "referee-1 (beta)"]
+
+
+def test_the_manifest_has_agreement_rejections_and_the_judges(judged_twice) -> None:
+    folder, *_ = judged_twice
+    manifest, pairs = load_release(folder / "out" / "judged" / "v1")
+    judge = manifest.judge
+    assert judge.judged and judge.models == ["critic-1 (alpha)", "referee-1 (beta)"] and judge.rule == "majority"
+    assert judge.rejected == {"abstain.natural": 2, "act.fully_specified": 1}
+    funnel = {line.stage: line for line in manifest.funnel}
+    assert funnel["judge"].rejected == {COMMITTEE: 3} and funnel["judge"].passed == len(pairs)
+    assert funnel["judge"].received == funnel["gates"].passed == judge.pairs
+    agreement = {a.item: a for a in judge.agreement}
+    assert agreement["abstain.natural"].failed == 2 and agreement["abstain.natural"].pairs == judge.pairs
+    assert agreement["abstain.natural"].raw == pytest.approx(1 - 2 / judge.pairs, abs=1e-4)
+    assert agreement["act.solvable"].raw == 1.0 and agreement["act.solvable"].kappa is None
+    assert manifest.models == {"critic": "critic-1 (alpha)", "referee": "referee-1 (beta)"}
+    assert "judge_pair" in manifest.prompts
+    critic = next(line for line in manifest.cost if line.model == "critic")
+    assert critic.stage == "judge_pair" and critic.calls == judge.pairs and critic.cost_usd > 0
+
+
+def test_rejudging_the_unchanged_release_makes_no_request(judged_twice) -> None:
+    folder, _, second, sent_first, sent_second = judged_twice
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert sent_first > 0 and sent_second == 0
+    first, _ = load_release(folder / "out" / "judged" / "v1")
+    again, _ = load_release(folder / "out" / "judged" / "v2")
+    assert again.judge == first.judge and again.cost_usd == 0
