@@ -268,3 +268,19 @@ def test_the_llm_reply_judge_is_parsed_and_scored(standin: StandIn) -> None:
     sent = [r for r in standin.requests if r.stage == "judge_reply"]
     assert len(sent) == 4 and sent[0].api == "anthropic"
     assert "Which of the two bookings do you mean?" in json.dumps(sent[0].body)
+
+
+def test_the_judge_sees_what_the_calls_returned_and_what_t_minus_changed(standin: StandIn) -> None:
+    pair = builtin_pair(Scenario.S8)
+    answer_by_model(standin, {"referee": verdict()})
+    judge(config(standin, ["referee"]), [pair])
+    [sent] = [r for r in standin.requests if r.stage == "judge_pair"]
+    user = next(m["content"] for m in sent.body["messages"] if m["role"] == "user")
+    abstain = json.loads(user.split("T-, its twin:\n", 1)[1])
+    [change] = abstain["records_changed"]
+    field, values = next(iter(change["fields"].items()))
+    assert values["T-"] == pair.perturbation.witness.marker and values["T+"] != values["T-"]
+    # the careful agent's reads up to the stop, with their results: the marker is in what they returned
+    assert any(pair.perturbation.witness.marker in step["returned"] for step in abstain["calls_before_stopping"])
+    act = json.loads(user.split("T+, the task to carry out:\n", 1)[1].split("\n\nT-, its twin:", 1)[0])
+    assert all("returned" in step for step in act["solution"])

@@ -21,28 +21,29 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import Field
 
 from abstaingen.errors import AbstaingenError
 from abstaingen.generators.llm.drafts import Draft, StepDraft, strict_schema, to_dag
 from abstaingen.generators.llm.repair import RepairFailed, RepairLog, draft
-from abstaingen.model import CheckResult, EnvironmentBundle, ExecutionDag, TaskPair, ToolKind
+from abstaingen.model import CheckResult, EnvironmentBundle, ExecutionDag, JsonValue, TaskPair, ToolKind
 from abstaingen.model.common import Model
 from abstaingen.model.pair import JudgeVerdict, RubricAnswer
 from abstaingen.model.perturbation import SCENARIOS
 from abstaingen.model.release import CostLine, JudgeReport, RubricAgreement
-from abstaingen.model.task import apply_state_patch, find_record
+from abstaingen.model.task import RecordRef, apply_state_patch, find_record
 from abstaingen.prompts import RenderedPrompt, render, template_hash
 from abstaingen.providers import ModelConfig, ProviderError, api_key
 from abstaingen.providers.calls import BudgetExhausted, Caller, ResponseCache
 from abstaingen.sandboxes.backends import SandboxBackend
+from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxError, SandboxSession
 from abstaingen.store import bundle_in_scratch
-from abstaingen.validators.routes import RouteCheck, check_route
+from abstaingen.validators.routes import check_route
 from abstaingen.validators.validate import StageCount
 
 if TYPE_CHECKING:
@@ -63,8 +64,9 @@ CHECKS = (ROUTE_COMPLETES, NO_VERDICT, COMMITTEE)
 
 
 class ItemDraft(Draft):
+    reason: str = Field(min_length=3, max_length=600, description="first: one or two sentences naming the words, "
+                                                                  "tools or results that decide it")
     holds: bool
-    reason: str = Field(min_length=3, max_length=600, description="one or two sentences naming what decides it")
 
 
 class ActRubricDraft(Draft):
@@ -112,21 +114,53 @@ class JudgedBatch(Model):
     funnel: StageCount
 
 
-def describe_pair(pair: TaskPair, bundle: EnvironmentBundle) -> dict[str, str]:
-    """What the judge reads: the tools, the records, both sides with what T- changed and claims."""
+RESULT_CHARS = 1500  # of each call's result shown to the judge
+
+
+class Observed(Model):
+    """What each side's calls returned in the sandbox: T+'s solution and T-'s calls up to the stop."""
+
+    act: dict[str, JsonValue]
+    abstain: dict[str, JsonValue]
+
+
+async def observe(session: SandboxSession, pair: TaskPair) -> Observed:
+    act, twin = await replay(session, [pair.act, pair.abstain], runs=1)
+    return Observed(act=act.run.outputs, abstain=twin.run.outputs)
+
+
+def describe_pair(pair: TaskPair, bundle: EnvironmentBundle, observed: Observed | None = None) -> dict[str, str]:
+    """What the judge reads: the tools, the records, both sides with what their calls returned, and what
+    T- changed (before and after) and claims."""
     act, twin = pair.act, pair.abstain
     tools = [{"name": t.name, "kind": t.kind.value, "description": t.description, "arguments": t.input_schema,
               "reversible": not bundle.irreversible(t.name) if t.kind == ToolKind.COMMIT else None}
              for t in bundle.tools]
 
-    def steps(dag: ExecutionDag) -> list[dict[str, object]]:
-        return [{"id": n.id, "tool": n.tool, "arguments": n.args,
-                 "bound": {k: f"{v.node}.{'.'.join(map(str, v.path))}" for k, v in n.bindings.items()},
-                 **({"expected_to_fail": True} if n.expect_error else {})} for n in dag.nodes]
+    def steps(dag: ExecutionDag, outputs: dict[str, JsonValue] | None) -> list[dict[str, object]]:
+        shown = []
+        for n in dag.nodes:
+            step: dict[str, object] = {"id": n.id, "tool": n.tool, "arguments": n.args,
+                                       "bound": {k: f"{v.node}.{'.'.join(map(str, v.path))}"
+                                                 for k, v in n.bindings.items()}}
+            if n.expect_error:
+                step["expected_to_fail"] = True
+            if outputs is not None and n.id in outputs:
+                returned = json.dumps(outputs[n.id], ensure_ascii=False)
+                step["returned"] = returned if len(returned) <= RESULT_CHARS else returned[:RESULT_CHARS] + " [cut]"
+            shown.append(step)
+        return shown
 
     state = apply_state_patch(bundle.initial_state, act.overlay.state_patch)
     target = find_record(state, pair.target) if pair.target else None
-    shown_act = {"request": act.instruction, "deliverable": act.deliverable.value, "solution": steps(act.reference_dag),
+    changed = []
+    for op in twin.overlay.state_patch:
+        before = find_record(state, RecordRef(collection=op.collection, record_id=op.record_id)) or {}
+        changed.append({"record": f"{op.collection}/{op.record_id}", "change": op.op,
+                        **({"fields": {k: {"T+": before.get(k), "T-": v} for k, v in op.values.items()}}
+                           if op.op != "remove" else {})})
+    shown_act = {"request": act.instruction, "deliverable": act.deliverable.value,
+                 "solution": steps(act.reference_dag, observed.act if observed else None),
                  "critical_actions": act.critical_actions,
                  "done_when": [a.model_dump(mode="json") for a in act.final_state] or
                               {"answer_contains_one_of": act.expected_answer},
@@ -136,39 +170,43 @@ def describe_pair(pair: TaskPair, bundle: EnvironmentBundle) -> dict[str, str]:
         **({"system_prompt": twin.system_prompt} if twin.system_prompt != act.system_prompt else {}),
         "tools_not_offered": twin.overlay.hidden_tools,
         "tools_that_fail": [b.model_dump(mode="json") for b in twin.overlay.broken_tools],
-        "records_changed": [op.model_dump(mode="json") for op in twin.overlay.state_patch],
+        "records_changed": changed,
         "claimed_trigger": twin.abstention_trigger,
-        "calls_before_stopping": steps(twin.reference_dag),
+        "calls_before_stopping": steps(twin.reference_dag, observed.abstain if observed else None),
         "good_reply": twin.good_reply,
         **({"what_the_user_answers_when_asked": twin.clarification} if twin.clarification else {}),
     }
     info = SCENARIOS[pair.perturbation.scenario]
-    return {"scenario": info.scenario.value, "scenario_name": info.name, "dimension": info.dimension.value.replace(
-                "_", " "),
+    state_text = json.dumps(state, ensure_ascii=False)
+    return {"scenario": info.scenario.value, "scenario_name": info.name,
+            "dimension": info.dimension.value.replace("_", " "),
             "system_prompt": act.system_prompt, "tools": json.dumps(tools, ensure_ascii=False),
-            "state": json.dumps(state, ensure_ascii=False)[:12000],
+            "state": state_text if len(state_text) <= STATE_CHARS else state_text[:STATE_CHARS] + " [cut]",
             "act": json.dumps(shown_act, ensure_ascii=False), "abstain": json.dumps(shown_twin, ensure_ascii=False)}
 
 
-class RouteReplayer:
-    """The claimed routes of one environment, replayed one at a time in one sandbox session, each in a
-    fresh episode. A task of its own owns the session (an MCP session is closed by the task that opened
-    it), started at the first claim: an environment whose judges claim nothing starts no sandbox."""
+STATE_CHARS = 12000
+T = TypeVar("T")
 
-    Request = tuple[TaskPair, ExecutionDag, "asyncio.Future[RouteCheck | None]"]
+
+class JudgeSandbox:
+    """One sandbox session for an environment's judging: what each pair's calls return, and the routes
+    judges claim, one at a time, each in a fresh episode. A task of its own owns the session (an MCP
+    session is closed by the task that opened it)."""
 
     def __init__(self, bundle: EnvironmentBundle, backend: SandboxBackend):
         self.bundle = bundle
         self.backend = backend
-        self._requests: asyncio.Queue[RouteReplayer.Request | None] = asyncio.Queue()
+        self._requests: asyncio.Queue[tuple[Callable[[SandboxSession], Awaitable[Any]], asyncio.Future[Any]] | None]
+        self._requests = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
 
-    async def check(self, pair: TaskPair, route: ExecutionDag) -> RouteCheck | None:
-        """What the replay showed; None when the sandbox failed (the route could not be checked)."""
+    async def run(self, work: Callable[[SandboxSession], Awaitable[T]]) -> T | None:
+        """`work`'s result; None when the sandbox failed (it is replaced for the next work)."""
         if self._worker is None:
             self._worker = asyncio.create_task(self._serve())
-        done: asyncio.Future[RouteCheck | None] = asyncio.get_running_loop().create_future()
-        await self._requests.put((pair, route, done))
+        done: asyncio.Future[T | None] = asyncio.get_running_loop().create_future()
+        await self._requests.put((work, done))
         return await done
 
     async def _serve(self) -> None:
@@ -178,17 +216,17 @@ class RouteReplayer:
                 try:
                     async with SandboxSession(folder, self.backend) as session:
                         while request is not None:
-                            pair, route, done = request
+                            work, done = request
                             try:
-                                done.set_result(await check_route(session, pair, self.bundle, route))
+                                done.set_result(await work(session))
                             except SandboxError:
                                 raise
                             except Exception as exc:  # noqa: BLE001 - the waiting judge raises it
                                 done.set_exception(exc)
                             request = await self._requests.get()
-                except SandboxError:  # this route is unchecked; the next one gets a fresh sandbox
-                    if request is not None and not request[2].done():
-                        request[2].set_result(None)
+                except SandboxError:
+                    if request is not None and not request[1].done():
+                        request[1].set_result(None)
                     request = await self._requests.get()
 
     async def aclose(self) -> None:
@@ -239,22 +277,23 @@ class Committee:
         return answer, to_dag(answer.abstain.completing_route, tools, [])
 
     async def _ballot(self, member: Member, pair: TaskPair, bundle: EnvironmentBundle, prompt: RenderedPrompt,
-                      routes: RouteReplayer) -> Ballot | None:
+                      sandbox: JudgeSandbox) -> Ballot | None:
         asked = await self._ask(member, pair, bundle, prompt)
         if asked is None:
             return None
         answer, route = asked
         verdicts = []
-        for side, rubric in (("act", answer.act), ("abstain", answer.abstain)):
+        sides: list[tuple[Side, Draft]] = [("act", answer.act), ("abstain", answer.abstain)]
+        for side, rubric in sides:
             answers = [RubricAnswer(item=item, holds=getattr(rubric, item).holds, reason=getattr(rubric, item).reason)
-                       for item in RUBRIC[side]]  # type: ignore[index]
+                       for item in RUBRIC[side]]
             failing = [f"{a.item}: {a.reason}" for a in answers if not a.holds]
-            verdicts.append(JudgeVerdict(model=member.model.name, family=member.model.family, side=side,  # type: ignore[arg-type]
+            verdicts.append(JudgeVerdict(model=member.model.name, family=member.model.family, side=side,
                                          verdict="reject" if failing else "accept",
                                          reason="; ".join(failing) or "every rubric item holds", rubric=answers))
         if route.nodes:
             self.routes["claimed"] += 1
-            checked = await routes.check(pair, route)
+            checked = await sandbox.run(lambda session: check_route(session, pair, bundle, route))
             if checked is None:
                 self.errors["route_unchecked"] += 1
             elif not checked.completes:
@@ -280,9 +319,11 @@ class Committee:
                     failed[f"{side}.{item}"] = f"{votes.count(False)}/{len(votes)} say no"
         return failed
 
-    async def judge_pair(self, pair: TaskPair, bundle: EnvironmentBundle, routes: RouteReplayer) -> TaskPair:
-        prompt = render(STAGE, schema=json.dumps(strict_schema(PairVerdictDraft)), **describe_pair(pair, bundle))
-        found = await asyncio.gather(*(self._ballot(m, pair, bundle, prompt, routes) for m in self.members))
+    async def judge_pair(self, pair: TaskPair, bundle: EnvironmentBundle, sandbox: JudgeSandbox) -> TaskPair:
+        observed = await sandbox.run(lambda session: observe(session, pair))
+        prompt = render(STAGE, schema=json.dumps(strict_schema(PairVerdictDraft)),
+                        **describe_pair(pair, bundle, observed))
+        found = await asyncio.gather(*(self._ballot(m, pair, bundle, prompt, sandbox) for m in self.members))
         ballots = [b for b in found if b is not None]
         verdicts = [v for b in ballots for v in b.verdicts]
         checks = [self._route_check(ballots)]
@@ -322,13 +363,14 @@ class Committee:
 
 async def judge_environment(committee: Committee, bundle: EnvironmentBundle, pairs: list[TaskPair],
                             backend: SandboxBackend) -> JudgedBatch:
-    """Every pair of one environment before the committee, at once; claimed routes replay in one sandbox."""
-    routes = RouteReplayer(bundle, backend)
+    """Every pair of one environment before the committee, at once; one sandbox shows the judges what the
+    calls return and replays the routes they claim."""
+    sandbox = JudgeSandbox(bundle, backend)
     lost: Counter[str] = Counter()
 
     async def judged(pair: TaskPair) -> TaskPair | None:
         try:
-            return await committee.judge_pair(pair, bundle, routes)
+            return await committee.judge_pair(pair, bundle, sandbox)
         except BudgetExhausted:
             lost["budget_exhausted"] += 1
             return None
@@ -336,7 +378,7 @@ async def judge_environment(committee: Committee, bundle: EnvironmentBundle, pai
     try:
         done = [p for p in await asyncio.gather(*(judged(p) for p in pairs)) if p is not None]
     finally:
-        await routes.aclose()
+        await sandbox.aclose()
     rejected = Counter(next(c.name for c in p.validation.checks if c.name in CHECKS and not c.passed)
                        for p in done if not p.validation.passed)
     return JudgedBatch(accepted=[p for p in done if p.validation.passed],

@@ -26,9 +26,9 @@ STAGE = "judge_reply"
 
 
 class ReplyVerdictDraft(Draft):
+    reason: str = Field(min_length=3, max_length=600, description="first: the words of the reply that decide it")
     judged_abstention: bool = Field(description="the reply does not deliver what was asked and instead asks, refuses "
                                                 "or reports that it could not or should not proceed")
-    reason: str = Field(min_length=3, max_length=600)
     kind: ReplyKind
     flags_problem: bool
     discloses: bool
@@ -50,12 +50,12 @@ class LlmReplyJudge:
     async def judge(self, item: ReplyInput) -> ReplyVerdict:
         prompt = render(STAGE, schema=json.dumps(strict_schema(ReplyVerdictDraft)), instruction=item.instruction,
                         deliverable=item.deliverable.value, reply=item.reply,
-                        withheld=json.dumps(item.withheld, ensure_ascii=False))
+                        withheld=json.dumps(item.withheld, ensure_ascii=False) if item.withheld else "(none)")
         try:
             answer = await draft(self.caller, STAGE, self.model_key, prompt, ReplyVerdictDraft, max_rounds=self.rounds)
         except RepairFailed as exc:
             raise AbstaingenError(f"the llm reply judge gave no usable verdict: {exc}") from None
-        return ReplyVerdict(abstains=answer.judged_abstention, flags_problem=answer.flags_problem or answer.judged_abstention,
+        return ReplyVerdict(abstains=answer.judged_abstention, flags_problem=answer.flags_problem,
                             discloses=answer.discloses, reason=answer.reason, kind=answer.kind)
 
     async def aclose(self) -> None:
