@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING
 from abstaingen import __version__
 from abstaingen.config import GenerateConfig, SeedInstruction, apply_overrides, load_config, load_seeds
 from abstaingen.errors import AbstaingenError, shown
-from abstaingen.model import EnvironmentBundle, Release, TaskVariant
+from abstaingen.model import EnvironmentBundle, FunnelStage, Release, TaskVariant
 from abstaingen.settings import configure_prefect_defaults
 from abstaingen.store import (
     load_release,
+    publish_release,
     read_bundle,
     read_pairs,
     release_folder,
@@ -120,6 +121,15 @@ def build_parser() -> argparse.ArgumentParser:
     sample.add_argument("--seed", type=int, default=0, help="which sample (default 0)")
     sample.add_argument("--output", type=Path, default=Path("."), metavar="DIR", help="where to write (default: here)")
     sample.set_defaults(command=run_audit_sample_command)
+    judge = release.add_parser("judge", help="put a release's pairs before the judge committee and publish the pairs "
+                                             "it keeps as a new version")
+    judge.add_argument("release_dir", type=Path, metavar="DIR")
+    judge.add_argument("--config", type=Path, metavar="PATH", required=True,
+                       help="TOML config with [providers], [models], roles.judge and [judge]")
+    judge.add_argument("--output", type=Path, metavar="DIR",
+                       help="output folder of the new version (default: the judged release's)")
+    judge.add_argument("--sandbox", metavar="BACKEND", help="auto, docker, bwrap or local (overrides sandbox.backend)")
+    judge.set_defaults(command=run_release_judge_command)
     score = release.add_parser("audit-score", help="validity rates from a marked audit sheet (CSV)")
     score.add_argument("release_dir", type=Path, metavar="DIR")
     score.add_argument("sheet", type=Path, metavar="SHEET.csv")
@@ -288,6 +298,68 @@ def run_verify_command(options: argparse.Namespace) -> int:
         print(f"abstaingen: note: {folder}: config_fingerprint not checked; it can only be recomputed from the config "
               "and seeds that generated the release (pass --config PATH [--seeds PATH])", file=sys.stderr)
     return EXIT_OK
+
+
+def run_release_judge_command(options: argparse.Namespace) -> int:
+    import asyncio
+
+    from abstaingen.flows.generate import code_version
+    from abstaingen.pipeline import Rejudged, judge_published
+    from abstaingen.sandboxes.backends import SandboxLimits, get_backend, select_backend
+    from abstaingen.validators.judge import committee_for_run, prompt_hashes
+
+    folder = _release_dir(options.release_dir)
+    config = apply_overrides(load_config(options.config), sandbox=options.sandbox)
+    if not config.judged():
+        raise AbstaingenError(f"{options.config}: release judge needs roles.judge (one or more keys of [models])")
+    manifest, pairs = load_release(folder)
+    bundles = [read_bundle(d) for d in sorted((folder / "environments").iterdir()) if d.is_dir()]
+    _require_cross_family(config, bundles)
+    backend = get_backend(select_backend(config.sandbox.backend).name,
+                          SandboxLimits(call_timeout_s=config.sandbox.call_timeout_s, memory_mb=config.sandbox.memory_mb))
+    if not backend.isolated and not config.sandbox.allow_unsandboxed and any(b.origin == "llm" for b in bundles):
+        raise AbstaingenError(f"{folder}: model-written environments run only in an isolating sandbox (docker or bwrap), "
+                              f"not on {backend.name}; sandbox.allow_unsandboxed overrides this")
+    output = options.output or folder.parent.parent
+    require_writable_dir(output / manifest.name)
+
+    async def judged() -> Rejudged:
+        async with committee_for_run(config) as committee:
+            assert committee is not None
+            return await judge_published(committee, pairs, bundles, backend, config.sandbox.concurrency)
+
+    result = asyncio.run(judged())
+    if result.assembly.refusal or not result.kept:
+        raise AbstaingenError(f"release refused, nothing was published: {result.assembly.refusal or 'no pair was kept'} "
+                              f"(judge rejections: {result.funnel.rejected or 'none'})")
+    cost = [*manifest.cost, *result.cost]
+    spent = round(sum(line.cost_usd for line in cost), 6)
+    judge_line = FunnelStage(stage="judge", received=result.funnel.received, passed=len(result.kept),
+                             rejected=result.funnel.rejected)
+    new = publish_release(output, manifest.model_copy(update={
+        "version": "", "created_by": f"abstaingen {code_version()}", "derived_from": manifest.version,
+        "funnel": [*manifest.funnel, judge_line], "judge": result.report, "baselines": result.assembly.baselines,
+        "leakage": result.assembly.leakage, "shortcuts": result.assembly.shortcuts, "cost": cost, "cost_usd": spent,
+        "cost_per_pair_usd": round(spent / len(result.kept), 6), "models": {**manifest.models, **result.models},
+        "prompts": {**manifest.prompts, **prompt_hashes()}}), result.kept, bundles)
+    print(f"published {new.name} {new.version} at {release_folder(output, new.name, new.version)}: "
+          f"{len(result.kept)} of {len(pairs)} pairs of {manifest.version} kept")
+    print(_judged(new))
+    return EXIT_OK
+
+
+def _require_cross_family(config: GenerateConfig, bundles: list[EnvironmentBundle]) -> None:
+    """A judge must not share a family with a model that wrote the release's environments (each records it)."""
+    if config.judge.allow_same_family:
+        return
+    writers = {b.written_by["family"].lower(): b.written_by.get("model", "") for b in bundles
+               if b.written_by.get("family")}
+    for key in config.roles.judge:
+        family = config.models[key].family.lower()
+        if family in writers:
+            raise AbstaingenError(f"roles.judge: {shown(key)} is of the family {shown(family)}, like {writers[family]}, "
+                                  "which wrote this release; a judge must come from another family "
+                                  "(judge.allow_same_family = true overrides)")
 
 
 def _release_dir(folder: Path) -> Path:

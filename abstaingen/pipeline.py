@@ -13,17 +13,20 @@ import anyio
 from abstaingen.generators import Generator, ItemLost, NotApplicable, PositiveTask
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Scenario, TaskPair
 from abstaingen.model.common import Model
-from abstaingen.model.release import RepairCount
+from abstaingen.model.release import CostLine, JudgeReport, RepairCount
 from abstaingen.model.score import AgentMetrics, LeakageScore, ShortcutScore
 from abstaingen.scoring import aggregate
 from abstaingen.validators.baselines import BASELINES
 from abstaingen.validators.dedup import remove_near_duplicates
+from abstaingen.validators.judge import CHECKS as JUDGE_CHECKS
+from abstaingen.validators.judge import Committee, JudgedBatch, judge_environment, judge_report
 from abstaingen.validators.leakage import leakage_report
 from abstaingen.validators.shortcuts import shortcut_report
 from abstaingen.validators.validate import ENV_INFRASTRUCTURE, INFRASTRUCTURE, LAYERS, StageCount, ValidatedBatch
 
 if TYPE_CHECKING:
     from abstaingen.config import SeedInstruction
+    from abstaingen.sandboxes.backends import SandboxBackend
 
 GENERATION_STAGES = ("capability", "environment", "task", "perturbation")
 STAGES = (*GENERATION_STAGES, "dedup", *LAYERS, "judge")
@@ -205,6 +208,47 @@ def _shortcut(score: ShortcutScore) -> str:
     if score.abstain_only_fields:
         parts.append(f"fields set only on abstain sides: {', '.join(score.abstain_only_fields)}")
     return "; ".join(parts)
+
+
+class Rejudged(Model):
+    """A published release's pairs after the judge committee, with what the new manifest needs."""
+
+    kept: list[TaskPair]
+    judged: list[TaskPair]
+    funnel: StageCount
+    report: JudgeReport
+    cost: list[CostLine]
+    models: dict[str, str]
+    assembly: Assembly
+
+
+def without_judging(pair: TaskPair) -> TaskPair:
+    """The pair as the executable layers left it: an earlier committee's checks and verdicts removed."""
+    report = pair.validation.model_copy(update={
+        "checks": [c for c in pair.validation.checks if c.name not in JUDGE_CHECKS], "judge_verdicts": [],
+        "judged_by": []})
+    return pair.model_copy(update={"validation": report})
+
+
+async def judge_published(committee: Committee, pairs: list[TaskPair], bundles: list[EnvironmentBundle],
+                          backend: SandboxBackend, concurrency: int) -> Rejudged:
+    """Every pair of a published release before `committee` (an environment at a time, `concurrency` at
+    once), then the release gates over the pairs it kept."""
+    by_env = {b.env_id: [without_judging(p) for p in pairs if p.act.env_id == b.env_id] for b in bundles}
+    limiter = anyio.CapacityLimiter(concurrency)
+
+    async def judge(bundle: EnvironmentBundle) -> JudgedBatch:
+        async with limiter:
+            return await judge_environment(committee, bundle, by_env[bundle.env_id], backend)
+
+    batches = list(await asyncio.gather(*(judge(b) for b in bundles if by_env[b.env_id])))
+    kept = [p for b in batches for p in b.accepted]
+    judged = [*kept, *(p for b in batches for p in b.rejected)]
+    funnel = StageCount(stage="judge", received=len(pairs),
+                        rejected=dict(sum((Counter(b.funnel.rejected) for b in batches), Counter())))
+    report = judge_report(committee, judged, funnel.rejected.get("budget_exhausted", 0))
+    return Rejudged(kept=kept, judged=judged, funnel=funnel, report=report, cost=committee.cost(),
+                    models=committee.models(), assembly=assemble(kept, bundles))
 
 
 def merge_funnel(batches: list[StageCount]) -> list[FunnelStage]:

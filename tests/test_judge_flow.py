@@ -12,15 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builtin_fixtures import builtin_bundle
 from standin import Answer, Computed, StandIn
 from test_judge import verdict
 
-from abstaingen.store import load_release
+from abstaingen.model import Release
+from abstaingen.store import load_release, publish_release
 from abstaingen.validators.judge import COMMITTEE, RUBRIC
 
 
-def write_config(folder: Path, standin: StandIn) -> Path:
-    config = folder / "judged.toml"
+def write_config(folder: Path, standin: StandIn, judged: bool = True) -> Path:
+    config = folder / ("judged.toml" if judged else "plain.toml")
     config.write_text(f"""
 [dataset]
 name = "judged"
@@ -51,7 +53,7 @@ name = "referee-1"
 provider = "an"
 family = "beta"
 [roles]
-judge = ["critic", "referee"]
+judge = {'["critic", "referee"]' if judged else '[]'}
 [llm]
 cache_dir = "{folder / 'cache'}"
 """)
@@ -69,11 +71,15 @@ def judges(body: dict[str, Any]) -> Answer:
     return Answer(verdict())
 
 
-def generate(folder: Path, config: Path) -> subprocess.CompletedProcess[str]:
+def abstaingen(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(PREFECT_HOME=str(folder / "prefect-home"), STANDIN_KEY="sk-standin")
-    return subprocess.run([sys.executable, "-m", "abstaingen", "generate", "--config", str(config)], cwd=folder,
+    return subprocess.run([sys.executable, "-m", "abstaingen", *args], cwd=folder,
                           env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+
+
+def generate(folder: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    return abstaingen(folder, "generate", "--config", str(config))
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +136,57 @@ def test_rejudging_the_unchanged_release_makes_no_request(judged_twice) -> None:
     first, _ = load_release(folder / "out" / "judged" / "v1")
     again, _ = load_release(folder / "out" / "judged" / "v2")
     assert again.judge == first.judge and again.cost_usd == 0
+
+
+@pytest.fixture(scope="module")
+def published_then_judged(tmp_path_factory: pytest.TempPathFactory):
+    """A builtin release published without a judge, then put before the committee twice."""
+    folder = tmp_path_factory.mktemp("rejudged")
+    with StandIn() as standin:
+        standin.otherwise("judge_pair", Computed(judges))
+        plain = generate(folder, write_config(folder, standin, judged=False))
+        assert plain.returncode == 0, plain.stderr[-3000:]
+        config = write_config(folder, standin)
+        release = str(folder / "out" / "judged" / "v1")
+        first = abstaingen(folder, "release", "judge", release, "--config", str(config))
+        sent_first = standin.count("judge_pair")
+        second = abstaingen(folder, "release", "judge", release, "--config", str(config))
+        sent_second = standin.count("judge_pair") - sent_first
+    return folder, plain, first, second, sent_first, sent_second
+
+
+def test_a_published_builtin_release_is_judged_into_a_new_version(published_then_judged) -> None:
+    folder, plain, first, _, sent, _ = published_then_judged
+    assert "judged: no" in plain.stdout
+    assert first.returncode == 0, first.stderr[-3000:]
+    original, pairs = load_release(folder / "out" / "judged" / "v1")
+    judged, kept = load_release(folder / "out" / "judged" / "v2")
+    assert not original.judge.judged and judged.judge.judged and judged.derived_from == "v1"
+    assert sent == 2 * len(pairs) and len(kept) == len(pairs) - 3
+    assert judged.judge.rejected == {"abstain.natural": 2, "act.fully_specified": 1}
+    assert judged.funnel[:-1] == original.funnel and judged.funnel[-1].stage == "judge"
+    assert (judged.funnel[-1].received, judged.funnel[-1].passed) == (len(pairs), len(kept))
+    assert all(p.validation.judged_by for p in kept)
+    verify = abstaingen(folder, "release", "verify", str(folder / "out" / "judged" / "v2"))
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_rejudging_a_release_makes_no_request(published_then_judged) -> None:
+    folder, _, first, second, _, sent_again = published_then_judged
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert sent_again == 0
+    v2, pairs_v2 = load_release(folder / "out" / "judged" / "v2")
+    v3, pairs_v3 = load_release(folder / "out" / "judged" / "v3")
+    assert pairs_v3 == pairs_v2 and v3.judge == v2.judge
+
+
+def test_a_release_written_by_a_judges_family_is_refused(tmp_path: Path, standin: StandIn) -> None:
+    bundle = builtin_bundle("travel").model_copy(update={"written_by": {"model": "writer-9", "family": "alpha"}})
+    publish_release(tmp_path / "out", Release(name="judged", version="", created_by="test", config_fingerprint="-",
+                                              sandbox="local", counts={}, total_pairs=0, funnel=[]), [], [bundle])
+    release = tmp_path / "out" / "judged" / "v1"
+    config = write_config(tmp_path, standin)
+    config.write_text(config.read_text().replace('family = "alpha"', 'family = "Alpha"'))
+    refused = abstaingen(tmp_path, "release", "judge", str(release), "--config", str(config))
+    assert refused.returncode == 2 and "a judge must come from another family" in refused.stderr
+    assert "writer-9" in refused.stderr and "Traceback" not in refused.stderr

@@ -90,6 +90,8 @@ class Release(Model):
     name: str
     version: str
     created_by: str
+    derived_from: str | None = Field(default=None, description="the version whose pairs this one re-judged "
+                                                               "(abstaingen release judge); None for a generated one")
     config_fingerprint: str
     sandbox: str
     sandbox_image: str | None = None  # digest of the Docker image that ran the environments
