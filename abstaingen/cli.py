@@ -304,9 +304,9 @@ def run_release_judge_command(options: argparse.Namespace) -> int:
     import asyncio
 
     from abstaingen.flows.generate import code_version
-    from abstaingen.pipeline import Rejudged, judge_published
+    from abstaingen.pipeline import Judged, assemble, judge_all, without_judging
     from abstaingen.sandboxes.backends import SandboxLimits, get_backend, select_backend
-    from abstaingen.validators.judge import committee_for_run, prompt_hashes
+    from abstaingen.validators.judge import committee_for_run, judge_environment, prompt_hashes
 
     folder = _release_dir(options.release_dir)
     config = apply_overrides(load_config(options.config), sandbox=options.sandbox)
@@ -323,14 +323,18 @@ def run_release_judge_command(options: argparse.Namespace) -> int:
     output = options.output or folder.parent.parent
     require_writable_dir(output / manifest.name)
 
-    async def judged() -> Rejudged:
+    groups = [[without_judging(p) for p in pairs if p.act.env_id == b.env_id] for b in bundles]
+
+    async def judged() -> Judged:
         async with committee_for_run(config) as committee:
             assert committee is not None
-            return await judge_published(committee, pairs, bundles, backend, config.sandbox.concurrency)
+            return await judge_all(committee, bundles, groups, config.sandbox.concurrency,
+                                   lambda bundle, group: judge_environment(committee, bundle, group, backend))
 
     result = asyncio.run(judged())
-    if result.assembly.refusal or not result.kept:
-        raise AbstaingenError(f"release refused, nothing was published: {result.assembly.refusal or 'no pair was kept'} "
+    assembly = assemble(result.kept, bundles)
+    if assembly.refusal or not result.kept:
+        raise AbstaingenError(f"release refused, nothing was published: {assembly.refusal or 'no pair was kept'} "
                               f"(judge rejections: {result.funnel.rejected or 'none'})")
     cost = [*manifest.cost, *result.cost]
     spent = round(sum(line.cost_usd for line in cost), 6)
@@ -338,8 +342,8 @@ def run_release_judge_command(options: argparse.Namespace) -> int:
                              rejected=result.funnel.rejected)
     new = publish_release(output, manifest.model_copy(update={
         "version": "", "created_by": f"abstaingen {code_version()}", "derived_from": manifest.version,
-        "funnel": [*manifest.funnel, judge_line], "judge": result.report, "baselines": result.assembly.baselines,
-        "leakage": result.assembly.leakage, "shortcuts": result.assembly.shortcuts, "cost": cost, "cost_usd": spent,
+        "funnel": [*manifest.funnel, judge_line], "judge": result.report, "baselines": assembly.baselines,
+        "leakage": assembly.leakage, "shortcuts": assembly.shortcuts, "cost": cost, "cost_usd": spent,
         "cost_per_pair_usd": round(spent / len(result.kept), 6), "models": {**manifest.models, **result.models},
         "prompts": {**manifest.prompts, **prompt_hashes()}}), result.kept, bundles)
     print(f"published {new.name} {new.version} at {release_folder(output, new.name, new.version)}: "

@@ -19,14 +19,13 @@ from abstaingen.scoring import aggregate
 from abstaingen.validators.baselines import BASELINES
 from abstaingen.validators.dedup import remove_near_duplicates
 from abstaingen.validators.judge import CHECKS as JUDGE_CHECKS
-from abstaingen.validators.judge import Committee, JudgedBatch, judge_environment, judge_report
+from abstaingen.validators.judge import Committee, JudgedBatch, judge_report
 from abstaingen.validators.leakage import leakage_report
 from abstaingen.validators.shortcuts import shortcut_report
 from abstaingen.validators.validate import ENV_INFRASTRUCTURE, INFRASTRUCTURE, LAYERS, StageCount, ValidatedBatch
 
 if TYPE_CHECKING:
     from abstaingen.config import SeedInstruction
-    from abstaingen.sandboxes.backends import SandboxBackend
 
 GENERATION_STAGES = ("capability", "environment", "task", "perturbation")
 STAGES = (*GENERATION_STAGES, "dedup", *LAYERS, "judge")
@@ -210,16 +209,15 @@ def _shortcut(score: ShortcutScore) -> str:
     return "; ".join(parts)
 
 
-class Rejudged(Model):
-    """A published release's pairs after the judge committee, with what the new manifest needs."""
+class Judged(Model):
+    """Pairs after the judge committee, with what the manifest says about it."""
 
     kept: list[TaskPair]
-    judged: list[TaskPair]
+    rejected: list[TaskPair]
     funnel: StageCount
     report: JudgeReport
     cost: list[CostLine]
     models: dict[str, str]
-    assembly: Assembly
 
 
 def without_judging(pair: TaskPair) -> TaskPair:
@@ -230,25 +228,25 @@ def without_judging(pair: TaskPair) -> TaskPair:
     return pair.model_copy(update={"validation": report})
 
 
-async def judge_published(committee: Committee, pairs: list[TaskPair], bundles: list[EnvironmentBundle],
-                          backend: SandboxBackend, concurrency: int) -> Rejudged:
-    """Every pair of a published release before `committee` (an environment at a time, `concurrency` at
-    once), then the release gates over the pairs it kept."""
-    by_env = {b.env_id: [without_judging(p) for p in pairs if p.act.env_id == b.env_id] for b in bundles}
+async def judge_all(committee: Committee, bundles: list[EnvironmentBundle], groups: list[list[TaskPair]],
+                    concurrency: int,
+                    judge: Callable[[EnvironmentBundle, list[TaskPair]], Awaitable[JudgedBatch]]) -> Judged:
+    """Each environment's pairs (`groups`, in the order of the bundles) before the committee through
+    `judge` (judge_environment, or the flow's task around it), `concurrency` environments at once, since
+    each holds a sandbox."""
     limiter = anyio.CapacityLimiter(concurrency)
 
-    async def judge(bundle: EnvironmentBundle) -> JudgedBatch:
+    async def limited(bundle: EnvironmentBundle, pairs: list[TaskPair]) -> JudgedBatch:
         async with limiter:
-            return await judge_environment(committee, bundle, by_env[bundle.env_id], backend)
+            return await judge(bundle, pairs)
 
-    batches = list(await asyncio.gather(*(judge(b) for b in bundles if by_env[b.env_id])))
-    kept = [p for b in batches for p in b.accepted]
-    judged = [*kept, *(p for b in batches for p in b.rejected)]
-    funnel = StageCount(stage="judge", received=len(pairs),
+    batches = list(await asyncio.gather(*(limited(b, g) for b, g in zip(bundles, groups) if g)))
+    rejected = [p for b in batches for p in b.rejected]
+    funnel = StageCount(stage="judge", received=sum(len(g) for g in groups),
                         rejected=dict(sum((Counter(b.funnel.rejected) for b in batches), Counter())))
-    report = judge_report(committee, judged, funnel.rejected.get("budget_exhausted", 0))
-    return Rejudged(kept=kept, judged=judged, funnel=funnel, report=report, cost=committee.cost(),
-                    models=committee.models(), assembly=assemble(kept, bundles))
+    kept = [p for b in batches for p in b.accepted]
+    return Judged(kept=kept, rejected=rejected, funnel=funnel, cost=committee.cost(), models=committee.models(),
+                  report=judge_report(committee, [*kept, *rejected], funnel.rejected.get("budget_exhausted", 0)))
 
 
 def merge_funnel(batches: list[StageCount]) -> list[FunnelStage]:

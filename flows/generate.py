@@ -31,6 +31,7 @@ from abstaingen.generators import Generator, generators_for_run, get_generator, 
 from abstaingen.interrupts import hold_signals, note_published, publishing, stop_on_signals, stop_run, take_signals
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, TaskPair
 from abstaingen.model.common import Model
+from abstaingen.model.release import JudgeReport
 from abstaingen.pipeline import (
     GENERATION_STAGES,
     CapabilityBatch,
@@ -40,6 +41,7 @@ from abstaingen.pipeline import (
     assemble,
     deduplicate,
     extract_all,
+    judge_all,
     merge_funnel,
     perturb_all,
     synthesize_all,
@@ -58,13 +60,7 @@ from abstaingen.sandboxes.backends import (
 )
 from abstaingen.sandboxes.docker_transport import LEFTOVERS
 from abstaingen.store import publish_release, remove_scratch, scratch_folder
-from abstaingen.validators.judge import (
-    JudgedBatch,
-    committee_for_run,
-    judge_environment,
-    judge_report,
-    open_committee,
-)
+from abstaingen.validators.judge import JudgedBatch, committee_for_run, judge_environment, open_committee
 from abstaingen.validators.judge import prompt_hashes as judge_prompts
 from abstaingen.validators.shortcuts import LIMIT as SHORTCUT_LIMIT
 from abstaingen.validators.validate import ValidatedBatch, validate_pairs_async
@@ -173,13 +169,6 @@ async def judge_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandbox:
         return await judge_environment(open_committee(), bundle, pairs, backend)
 
 
-async def judge_all(bundles: list[EnvironmentBundle], batches: list[ValidatedBatch],
-                    sandbox: SandboxConfig) -> list[JudgedBatch]:
-    """The committee's verdicts on each environment's validated pairs, a Prefect task per environment."""
-    return list(await asyncio.gather(*(judge_stage(bundle, batch.accepted, sandbox)
-                                       for bundle, batch in zip(bundles, batches) if batch.accepted)))
-
-
 def sandbox_used(pairs: list[TaskPair]) -> str:
     """The backend(s) that actually ran the pairs (auto may differ from machine to machine)."""
     return "+".join(sorted({p.validation.sandbox or "none" for p in pairs}))
@@ -275,24 +264,20 @@ async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiPro
     cost = [line for report in reports for line in report.cost]
     accepted = [p for batch in batches for p in batch.accepted]
     rejected = [p for batch in batches for p in batch.rejected]
+    judged = None
     async with committee_for_run(config, sum(line.cost_usd for line in cost)) as committee:
-        judged: list[JudgedBatch] = []
         if committee is not None:
             logger.info("%d validated pairs go before the judge committee: %s (%s)", len(accepted),
                         ", ".join(committee.models().values()), committee.rule)
-            judged = await judge_all(bundles, batches, config.sandbox)
-            accepted = [p for batch in judged for p in batch.accepted]
-            rejected += [p for batch in judged for p in batch.rejected]
-            cost += committee.cost()
-        judging = judge_report(committee, [p for batch in judged for p in [*batch.accepted, *batch.rejected]],
-                               sum(batch.funnel.rejected.get("budget_exhausted", 0) for batch in judged))
-        judge_models = committee.models() if committee is not None else {}
+            judged = await judge_all(committee, bundles, [b.accepted for b in batches], config.sandbox.concurrency,
+                                     lambda bundle, pairs: judge_stage(bundle, pairs, config.sandbox))
+            accepted, rejected, cost = judged.kept, [*rejected, *judged.rejected], [*cost, *judged.cost]
     assembly = assemble_stage(accepted, bundles, rejected, config.sandbox.allow_infrastructure_loss)
 
     funnel = with_repairs(merge_funnel([capability.funnel, *(e.funnel for e in environments),
                                         *(p.funnel for p in positives), *(p.funnel for p in perturbed), unique.funnel,
                                         *(s for batch in batches for s in batch.stages),
-                                        *(batch.funnel for batch in judged)]),
+                                        *([judged.funnel] if judged else [])]),
                           [r for report in reports for r in report.repairs])
     warnings = [*assembly.warnings, *budget_warning(funnel, config)]
     logger.info("%d candidate pairs, %d after dedup, %d validated", sum(len(c) for c in candidates),
@@ -316,10 +301,10 @@ async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiPro
         shortcuts=assembly.shortcuts, warnings=warnings, cost=cost,
         cost_usd=round(sum(line.cost_usd for line in cost), 6),
         cost_per_pair_usd=round(sum(line.cost_usd for line in cost) / len(pairs), 6),
-        models={**{k: v for report in reports for k, v in report.models.items()}, **judge_models},
+        models={**{k: v for report in reports for k, v in report.models.items()}, **(judged.models if judged else {})},
         prompts={**{k: v for report in reports for k, v in report.prompts.items()},
-                 **(judge_prompts() if judging.judged else {})},
-        judge=judging,
+                 **(judge_prompts() if judged else {})},
+        judge=judged.report if judged else JudgeReport(judged=False),
     )
     if not await probe.answers():
         stop_run(API_DEAD, EXIT_FAILED)
