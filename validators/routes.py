@@ -2,9 +2,10 @@
 
 A route counts as completing T- only when an agent that has exactly what T- gives it could take it:
 
-- grounded: every literal argument is something T-'s request or system prompt says (a date or an
-  amount in any common form counts), everything else is bound to an earlier call's result, and no
-  binding picks one item out of several (that is a guess, not a lookup);
+- grounded: every literal argument is something T-'s request says (a date or an amount in any common
+  form counts; the system prompt does not count: its thresholds are rules, not what the user asked
+  for, and a filter that happens to equal one is a guess), everything else is bound to an earlier
+  call's result, and no binding picks one item out of several (that is a guess, not a lookup);
 - it runs: every call succeeds under T-'s overlay (hidden tools are not there, broken tools fail);
 - it reaches the act side's outcome: for a change, every critical action of T+ succeeds and T+'s
   final-state assertions hold; for a question, one of T+'s answers is read from a single record;
@@ -88,7 +89,7 @@ class Mentions:
 
 
 def ungrounded(dag: ExecutionDag, text: str) -> list[str]:
-    """The literal arguments of `dag` that `text` (a request and its system prompt) does not give."""
+    """The literal arguments of `dag` that `text` (a request) does not give."""
     known = Mentions(text)
     return [f"{node.id}: {name}={json.dumps(value)}" for node in dag.nodes for name, value in node.args.items()
             if not known.grounds(value)]
@@ -178,7 +179,7 @@ async def check_route(session: SandboxSession, pair: TaskPair, bundle: Environme
     offered = {t.name for t in bundle.tools} - set(twin.overlay.hidden_tools)
     if absent := sorted({n.tool for n in route.nodes} - offered):
         return fails(f"calls {', '.join(absent)}, which T- does not offer")
-    if missing := ungrounded(route, f"{twin.instruction}\n{twin.system_prompt}"):
+    if missing := ungrounded(route, twin.instruction):
         return fails(f"uses values T-'s request does not give: {'; '.join(missing[:3])}")
     attempt = twin.model_copy(update={"reference_dag": route, "critical_actions": act.critical_actions,
                                       "deliverable": act.deliverable, "final_state": act.final_state})
