@@ -38,7 +38,7 @@ from abstaingen.model.release import CostLine, JudgeReport, RubricAgreement
 from abstaingen.model.task import RecordRef, apply_state_patch, find_record
 from abstaingen.prompts import RenderedPrompt, render, template_hash
 from abstaingen.providers import ModelConfig, ProviderError, api_key
-from abstaingen.providers.calls import BudgetExhausted, Caller, ResponseCache
+from abstaingen.providers.calls import BudgetExhausted, caller_for
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxError, SandboxSession
@@ -246,9 +246,7 @@ class Committee:
         for member in self.members:
             api_key(config.providers[member.model.provider])
         self.rule = config.judge.rule
-        self.caller = Caller(config.providers, config.models,
-                             cache=ResponseCache(config.llm.cache_dir) if config.llm.cache_dir else None,
-                             budget_usd=budget_usd, breaker_after=config.llm.breaker_after)
+        self.caller = caller_for(config, budget_usd)
         self.rounds = config.llm.max_repair_rounds
         self.log = RepairLog()
         self.errors: Counter[str] = Counter()

@@ -17,7 +17,7 @@ from abstaingen.generators.llm.repair import RepairFailed, draft
 from abstaingen.judges import ReplyInput, ReplyKind, ReplyVerdict, register
 from abstaingen.prompts import render
 from abstaingen.providers import api_key
-from abstaingen.providers.calls import Caller, ResponseCache
+from abstaingen.providers.calls import caller_for
 
 if TYPE_CHECKING:
     from abstaingen.config import GenerateConfig
@@ -42,9 +42,7 @@ class LlmReplyJudge:
             raise AbstaingenError("the llm reply judge needs a config whose roles.judge names a model")
         self.model_key = config.roles.judge[0]
         api_key(config.providers[config.models[self.model_key].provider])
-        self.caller = Caller(config.providers, config.models,
-                             cache=ResponseCache(config.llm.cache_dir) if config.llm.cache_dir else None,
-                             budget_usd=config.llm.budget_usd, breaker_after=config.llm.breaker_after)
+        self.caller = caller_for(config, config.llm.budget_usd)
         self.rounds = config.llm.max_repair_rounds
 
     async def judge(self, item: ReplyInput) -> ReplyVerdict:

@@ -16,6 +16,7 @@ import os
 import tempfile
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field, ValidationError
 
@@ -32,6 +33,9 @@ from abstaingen.providers import (
     Usage,
     build_provider,
 )
+
+if TYPE_CHECKING:
+    from abstaingen.config import GenerateConfig
 
 
 class BudgetExhausted(AbstaingenError):
@@ -165,4 +169,11 @@ class Caller:
                 for (stage, model), group in sorted(groups.items())]
 
 
-__all__ = ["BudgetExhausted", "CallRecord", "Caller", "ProviderUnavailable", "ResponseCache"]
+def caller_for(config: GenerateConfig, budget_usd: float | None) -> Caller:
+    """A caller with the config's providers, models, response cache and breaker, and this budget."""
+    return Caller(config.providers, config.models,
+                  cache=ResponseCache(config.llm.cache_dir) if config.llm.cache_dir else None,
+                  budget_usd=budget_usd, breaker_after=config.llm.breaker_after)
+
+
+__all__ = ["BudgetExhausted", "CallRecord", "Caller", "ProviderUnavailable", "ResponseCache", "caller_for"]

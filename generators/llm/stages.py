@@ -17,7 +17,7 @@ from abstaingen.model import CapabilitySpec, EnvironmentBundle, Provenance, Scen
 from abstaingen.model.release import GenerationReport
 from abstaingen.prompts import template_hash
 from abstaingen.providers import ProviderError, api_key
-from abstaingen.providers.calls import BudgetExhausted, Caller, ResponseCache
+from abstaingen.providers.calls import BudgetExhausted, caller_for
 from abstaingen.sandboxes.backends import SandboxLimits, get_backend
 
 if TYPE_CHECKING:
@@ -51,9 +51,7 @@ class LlmGenerator:
         self.model_key = config.roles.generator or ""
         self.model = chosen[0]
         api_key(chosen[1])  # a missing key is one line now, not a failure in every stage
-        self.caller = Caller(config.providers, config.models,
-                             cache=ResponseCache(config.llm.cache_dir) if config.llm.cache_dir else None,
-                             budget_usd=config.llm.budget_usd, breaker_after=config.llm.breaker_after)
+        self.caller = caller_for(config, config.llm.budget_usd)
         self.rounds = config.llm.max_repair_rounds
         self.backend = get_backend(config.sandbox.backend, SandboxLimits(call_timeout_s=config.sandbox.call_timeout_s,
                                                                          memory_mb=config.sandbox.memory_mb))
