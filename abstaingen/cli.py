@@ -302,6 +302,7 @@ def run_verify_command(options: argparse.Namespace) -> int:
 
 def run_release_judge_command(options: argparse.Namespace) -> int:
     import asyncio
+    from datetime import UTC, datetime
 
     from abstaingen.flows.generate import code_version
     from abstaingen.pipeline import Judged, assemble, judge_all, without_judging
@@ -342,6 +343,7 @@ def run_release_judge_command(options: argparse.Namespace) -> int:
                              rejected=result.funnel.rejected)
     new = publish_release(output, manifest.model_copy(update={
         "version": "", "created_by": f"abstaingen {code_version()}", "derived_from": manifest.version,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "funnel": [*manifest.funnel, judge_line], "judge": result.report, "baselines": assembly.baselines,
         "leakage": assembly.leakage, "shortcuts": assembly.shortcuts, "cost": cost, "cost_usd": spent,
         "cost_per_pair_usd": round(spent / len(result.kept), 6), "models": {**manifest.models, **result.models},

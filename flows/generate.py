@@ -17,6 +17,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -294,7 +295,8 @@ async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiPro
     pairs = assembly.pairs
 
     manifest = Release(
-        name=config.dataset.name, version="", created_by=f"abstaingen {code_version()}",
+        name=config.dataset.name, version="", created_by=f"abstaingen {code_version()}", seed=seed,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         config_fingerprint=config.fingerprint(seeds), sandbox=sandbox_used(pairs),
         sandbox_image=next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None),
         counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines, leakage=assembly.leakage,

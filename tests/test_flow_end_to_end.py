@@ -6,6 +6,7 @@ import hashlib
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from sandbox_backends import DOCKER, usable
 
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import Scenario
+from abstaingen.model.perturbation import SCENARIOS
 from abstaingen.sandboxes.backends import select_backend
 from abstaingen.store import load_release, verify_release
 
@@ -53,11 +55,20 @@ def test_generate_prints_no_traceback_and_no_telemetry_error(two_runs) -> None:
     assert "published abstaingen-builtin v1" in first.stdout
 
 
+def test_scenario_categories_are_agentabstains() -> None:
+    assert [SCENARIOS[s].category for s in Scenario] == [
+        "missing_critical_parameter", "ambiguous_action_specification", "conflicting_constraints", "high_stakes_action",
+        "insufficient_tool_capability", "critical_tool_failure", "conflicting_evidence", "emergent_risk_discovery"]
+
+
 def test_release_has_replay_verified_pairs_for_every_scenario_and_domain(two_runs) -> None:
     workdir, *_ = two_runs
     folder = workdir / "artifacts" / "abstaingen-builtin" / "v1"
     manifest, pairs = load_release(folder)
     assert manifest.total_pairs == len(pairs) >= 24
+    assert manifest.seed == 7 and {p.provenance.seed for p in pairs} == {7}
+    created = datetime.fromisoformat(manifest.created_at or "")
+    assert created.utcoffset() == timedelta(0) and abs(datetime.now(UTC) - created) < timedelta(hours=1)
     assert manifest.sandbox == select_backend("auto").name  # recorded as what auto chose on this machine
     assert {p.scenario for p in pairs} == {s.value for s in Scenario}
     assert {p.domain for p in pairs} == set(DOMAINS)
@@ -91,7 +102,7 @@ def test_a_second_run_writes_a_new_version_and_leaves_the_first_alone(two_runs) 
     assert sorted(p.name for p in dataset.iterdir() if not p.name.startswith(".")) == ["v1", "v2"]
     assert hashlib.sha256((dataset / "v1" / "manifest.json").read_bytes()).hexdigest() == v1_manifest
     manifest, pairs = load_release(dataset / "v2")
-    assert {p.domain for p in pairs} == {"travel"}
+    assert {p.domain for p in pairs} == {"travel"} and manifest.seed == 8
     assert manifest.config_fingerprint != load_release(dataset / "v1")[0].config_fingerprint
     assert "published abstaingen-builtin v2" in second.stdout
 

@@ -37,7 +37,7 @@ class Dimension(StrEnum):
 class ScenarioInfo(Model):
     scenario: Scenario
     name: str
-    category: str  # the AgentAbstain category name
+    category: str = Field(description="AgentAbstain's name of the scenario's category")
     phase: Phase
     dimension: Dimension
 
@@ -45,21 +45,21 @@ class ScenarioInfo(Model):
 SCENARIOS: dict[Scenario, ScenarioInfo] = {
     info.scenario: info
     for info in [
-        ScenarioInfo(scenario=Scenario.S1, name="missing critical parameter", category="missing_parameter",
+        ScenarioInfo(scenario=Scenario.S1, name="missing critical parameter", category="missing_critical_parameter",
                      phase=Phase.PRE_EXECUTION, dimension=Dimension.INSTRUCTION),
-        ScenarioInfo(scenario=Scenario.S2, name="ambiguous action", category="ambiguous_action",
+        ScenarioInfo(scenario=Scenario.S2, name="ambiguous action", category="ambiguous_action_specification",
                      phase=Phase.PRE_EXECUTION, dimension=Dimension.INSTRUCTION),
         ScenarioInfo(scenario=Scenario.S3, name="conflicting constraints", category="conflicting_constraints",
                      phase=Phase.PRE_EXECUTION, dimension=Dimension.INSTRUCTION),
-        ScenarioInfo(scenario=Scenario.S4, name="high-stakes action", category="high_stakes",
+        ScenarioInfo(scenario=Scenario.S4, name="high-stakes action", category="high_stakes_action",
                      phase=Phase.PRE_EXECUTION, dimension=Dimension.INSTRUCTION),
-        ScenarioInfo(scenario=Scenario.S5, name="insufficient tool capability", category="insufficient_capability",
+        ScenarioInfo(scenario=Scenario.S5, name="insufficient tool capability", category="insufficient_tool_capability",
                      phase=Phase.PRE_EXECUTION, dimension=Dimension.TOOL_AVAILABILITY),
-        ScenarioInfo(scenario=Scenario.S6, name="critical tool failure", category="tool_failure",
+        ScenarioInfo(scenario=Scenario.S6, name="critical tool failure", category="critical_tool_failure",
                      phase=Phase.RUNTIME, dimension=Dimension.TOOL_BEHAVIOR),
         ScenarioInfo(scenario=Scenario.S7, name="conflicting evidence", category="conflicting_evidence",
                      phase=Phase.RUNTIME, dimension=Dimension.ENV_STATE),
-        ScenarioInfo(scenario=Scenario.S8, name="emergent risk", category="emergent_risk",
+        ScenarioInfo(scenario=Scenario.S8, name="emergent risk", category="emergent_risk_discovery",
                      phase=Phase.RUNTIME, dimension=Dimension.ENV_STATE),
     ]
 }

@@ -93,6 +93,8 @@ class Release(Model):
     derived_from: str | None = Field(default=None, description="the version whose pairs this one re-judged "
                                                                "(abstaingen release judge); None for a generated one")
     config_fingerprint: str
+    seed: int | None = Field(default=None, description="the seed the generators drew from")
+    created_at: str | None = Field(default=None, description="when the run assembled the release (UTC, ISO 8601)")
     sandbox: str
     sandbox_image: str | None = None  # digest of the Docker image that ran the environments
     counts: dict[str, dict[str, int]]  # by scenario / domain / phase / deliverable
