@@ -5,7 +5,7 @@ Config file shape; every section and key is optional:
     [dataset]
     name = "abstaingen-builtin"   # [a-z0-9][a-z0-9._-]*, the release folder's name
     output_dir = "artifacts"       # relative paths resolve against the CURRENT WORKING DIRECTORY
-    seed = 7
+    seed = 7                       # leave out for a fresh seed per run (recorded in the manifest)
     [generation]
     domains = ["travel", "banking"]  # builtin: default every builtin domain (generators.builtin.DOMAIN_NAMES);
                                     # llm capability stage: any snake_case names, default the seeds' domains
@@ -62,6 +62,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import secrets
 import tomllib
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -147,7 +148,8 @@ def _builtin_domain(domain: str) -> str:
 class DatasetConfig(Model):
     name: StrictStr = "abstaingen-builtin"
     output_dir: Path = Field(default=Path("artifacts"), description="relative to the current working directory")
-    seed: StrictInt = Field(default=7, ge=0)
+    seed: StrictInt | None = Field(default=None, ge=0, description="what the generators draw from; unset, each run "
+                                                                  "draws a fresh one (the manifest records it)")
 
     @field_validator("name")
     @classmethod
@@ -324,6 +326,12 @@ class GenerateConfig(Model):
             raise ValueError(f"unknown stage {stage!r} (stages: {', '.join(STAGES)})")
         override: BackendName | None = getattr(self.backends, stage)
         return override or self.backends.default
+
+    def with_seed(self) -> GenerateConfig:
+        """This config with a seed: its own, or a fresh one, so that each run makes new data by default."""
+        if self.dataset.seed is not None:
+            return self
+        return self.model_copy(update={"dataset": self.dataset.model_copy(update={"seed": secrets.randbelow(2**31)})})
 
     def fingerprint(self, seeds: Sequence[SeedInstruction] = ()) -> str:
         """sha256 of what determines the generated content: this config and the seeds' content.

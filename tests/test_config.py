@@ -40,12 +40,19 @@ def config_error(tmp_path: Path, toml: str) -> str:
 # --- defaults ------------------------------------------------------------------------------------
 
 
+def test_an_unset_seed_is_drawn_fresh_for_each_run_and_a_given_one_is_kept() -> None:
+    drawn = {GenerateConfig().with_seed().dataset.seed for _ in range(5)}
+    assert None not in drawn and len(drawn) > 1
+    pinned = apply_overrides(GenerateConfig(), seed=11)
+    assert pinned.with_seed() is pinned and pinned.dataset.seed == 11
+
+
 def test_defaults_without_a_file() -> None:
     config = load_config(None)
     assert config == GenerateConfig()
     assert config.dataset.name == "abstaingen-builtin"
     assert config.dataset.output_dir == Path("artifacts")
-    assert config.dataset.seed == 7
+    assert config.dataset.seed is None  # each run draws a fresh one
     assert config.generation.domains == tuple(DOMAIN_NAMES)
     assert config.generation.variants_per_scenario == 2
     assert config.generation.seeds_file is None

@@ -26,6 +26,7 @@ def write_config(folder: Path, standin: StandIn, judged: bool = True) -> Path:
     config.write_text(f"""
 [dataset]
 name = "judged"
+seed = 7
 output_dir = "{folder / 'out'}"
 [generation]
 domains = ["travel", "banking"]
@@ -78,8 +79,8 @@ def abstaingen(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
 
 
-def generate(folder: Path, config: Path) -> subprocess.CompletedProcess[str]:
-    return abstaingen(folder, "generate", "--config", str(config))
+def generate(folder: Path, config: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return abstaingen(folder, "generate", "--config", str(config), *extra)
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +91,7 @@ def judged_twice(tmp_path_factory: pytest.TempPathFactory):
         config = write_config(folder, standin)
         first = generate(folder, config)
         sent_first = standin.count("judge_pair")
-        second = generate(folder, config)
+        second = generate(folder, config, "--output", str(folder / "again"))  # the same run, elsewhere
         sent_second = standin.count("judge_pair") - sent_first
     return folder, first, second, sent_first, sent_second
 
@@ -134,7 +135,7 @@ def test_rejudging_the_unchanged_release_makes_no_request(judged_twice) -> None:
     assert second.returncode == 0, second.stderr[-3000:]
     assert sent_first > 0 and sent_second == 0
     first, _ = load_release(folder / "out" / "judged" / "v1")
-    again, _ = load_release(folder / "out" / "judged" / "v2")
+    again, _ = load_release(folder / "again" / "judged" / "v1")
     assert again.judge == first.judge and again.cost_usd == 0
 
 

@@ -28,6 +28,7 @@ def write_config(folder: Path, standin: StandIn, *, llm: str = "", concurrency: 
     config.write_text(f"""
 [dataset]
 name = "clinic"
+seed = 5
 output_dir = "{folder / 'out'}"
 [generation]
 variants_per_scenario = 1
@@ -56,10 +57,11 @@ cache_dir = "{folder / 'cache'}"
     return config
 
 
-def generate(folder: Path, config: Path) -> subprocess.CompletedProcess[str]:
+def generate(folder: Path, config: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(PREFECT_HOME=str(folder / "prefect-home"), STANDIN_KEY="sk-standin")
-    return subprocess.run([sys.executable, "-m", "abstaingen", "generate", "--config", str(config)], cwd=folder,
+    return subprocess.run([sys.executable, "-m", "abstaingen", "generate", "--config", str(config), *extra],
+                          cwd=folder,
                           env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
 
 
@@ -75,7 +77,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory):
         config = write_config(folder, standin)
         first = generate(folder, config)
         requests_first = standin.count()
-        second = generate(folder, config)
+        second = generate(folder, config, "--output", str(folder / "again"))  # the same run, elsewhere
         requests_second = standin.count() - requests_first
     return folder, first, second, requests_first, requests_second
 
@@ -117,7 +119,7 @@ def test_a_second_run_makes_no_request(two_runs) -> None:
     folder, _, second, _, requests = two_runs
     assert second.returncode == 0, second.stderr[-3000:]
     assert requests == 0
-    manifest, pairs = load_release(folder / "out" / "clinic" / "v2")
+    manifest, pairs = load_release(folder / "again" / "clinic" / "v1")
     assert len(pairs) == 8 and manifest.cost_usd == 0 and all(line.cached == line.calls for line in manifest.cost)
 
 

@@ -4,9 +4,10 @@ provider. The budget is checked as each request is about to go, so it can be ove
 requests already in flight.
 
 The cache is content-addressed: the key is a hash of what determines the answer — the provider's
-kind and endpoint, the model and its sampling settings, the messages and the schema — and nothing
-else (never the key). A rerun of a finished run makes no request; editing one prompt re-runs only the
-calls whose messages changed.
+kind and endpoint, the model and its sampling settings, the messages and the schema, and the run's
+seed — and nothing else (never the key). A rerun of a finished run with the same seed makes no
+request; editing one prompt re-runs only the calls whose messages changed; a run with a fresh seed
+asks the models again instead of reusing an earlier run's answers.
 """
 
 from __future__ import annotations
@@ -62,8 +63,9 @@ class ResponseCache:
         self._stored: set[str] | None = None  # the keys on disk, listed once: a miss then opens no file
 
     @staticmethod
-    def key(provider: ProviderConfig, model: ModelConfig, request: StructuredRequest) -> str:
+    def key(provider: ProviderConfig, model: ModelConfig, request: StructuredRequest, seed: int | None = None) -> str:
         return content_hash({
+            "seed": seed,
             "endpoint": [provider.kind, provider.base_url],
             "model": [model.name, model.temperature, model.max_output_tokens],
             "request": request.model_dump(mode="json"),
@@ -99,8 +101,10 @@ class Caller:
     """Use one per run and event loop: the SDK clients it makes belong to the loop that first used them."""
 
     def __init__(self, providers: dict[str, ProviderConfig], models: dict[str, ModelConfig],
-                 cache: ResponseCache | None = None, budget_usd: float | None = None, breaker_after: int = 5):
+                 cache: ResponseCache | None = None, budget_usd: float | None = None, breaker_after: int = 5,
+                 seed: int | None = None):
         self.providers = providers
+        self.seed = seed
         self.models = models
         self.cache = cache
         self.budget_usd = budget_usd
@@ -115,7 +119,7 @@ class Caller:
     async def call(self, stage: str, model_key: str, request: StructuredRequest) -> StructuredReply:
         model = self.models[model_key]
         provider_config = self.providers[model.provider]
-        key = ResponseCache.key(provider_config, model, request)
+        key = ResponseCache.key(provider_config, model, request, self.seed)
         if self.cache is not None and (stored := self.cache.get(key)) is not None:
             self.records.append(CallRecord(stage=stage, model=model_key, usage=stored.usage, cost_usd=0.0, cached=True))
             return stored
@@ -170,10 +174,10 @@ class Caller:
 
 
 def caller_for(config: GenerateConfig, budget_usd: float | None) -> Caller:
-    """A caller with the config's providers, models, response cache and breaker, and this budget."""
+    """A caller with the config's providers, models, response cache, breaker and seed, and this budget."""
     return Caller(config.providers, config.models,
                   cache=ResponseCache(config.llm.cache_dir) if config.llm.cache_dir else None,
-                  budget_usd=budget_usd, breaker_after=config.llm.breaker_after)
+                  budget_usd=budget_usd, breaker_after=config.llm.breaker_after, seed=config.dataset.seed)
 
 
 __all__ = ["BudgetExhausted", "CallRecord", "Caller", "ProviderUnavailable", "ResponseCache", "caller_for"]
