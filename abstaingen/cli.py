@@ -5,6 +5,7 @@
     abstaingen models check [--config PATH]
     abstaingen env serve BUNDLE_DIR [--task PAIRS_JSONL --task-id ID] [--record DIR]
     abstaingen release verify RELEASE_DIR
+    abstaingen release diff OLD_DIR NEW_DIR [--json]
     abstaingen release audit-sample RELEASE_DIR [--n 48] [--seed N] [--output DIR]
     abstaingen release audit-score RELEASE_DIR SHEET.csv
 
@@ -72,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--seeds", type=Path, metavar="PATH", help="JSONL seed instructions (overrides generation.seeds_file)")
     generate.add_argument("--output", type=Path, metavar="DIR", help="output folder (overrides dataset.output_dir)")
     generate.add_argument("--domains", type=_comma_list, metavar="A,B", help="comma-separated domains (overrides generation.domains)")
-    generate.add_argument("--seed", type=int, metavar="N", help="random seed (overrides dataset.seed)")
+    generate.add_argument("--seed", type=int, metavar="N", help="random seed (overrides dataset.seed; default: a fresh one per run, recorded in the manifest)")
     generate.add_argument("--sandbox", metavar="BACKEND", help="auto, docker, bwrap or local (overrides sandbox.backend)")
     generate.add_argument("--allow-unsandboxed", action="store_true",
                           help="let LLM-written environment code run in a plain subprocess")
@@ -115,6 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --config: the seeds file it was generated from (default: the config's "
                              "seeds_file, else the builtin default seeds)")
     verify.set_defaults(command=run_verify_command)
+    diff = release.add_parser("diff", help="what changed between two releases: pairs added, removed or changed, "
+                                           "counts, and the settings that explain it")
+    diff.add_argument("before", type=Path, metavar="OLD_DIR")
+    diff.add_argument("after", type=Path, metavar="NEW_DIR")
+    diff.add_argument("--json", action="store_true", help="the whole difference as JSON, every pair id included")
+    diff.set_defaults(command=run_diff_command)
     sample = release.add_parser("audit-sample", help="write a stratified sample as an HTML audit sheet and a CSV")
     sample.add_argument("release_dir", type=Path, metavar="DIR")
     sample.add_argument("--n", type=int, default=48, help="pairs to sample (default 48, even across scenarios)")
@@ -169,7 +176,8 @@ def _summary(config: GenerateConfig, release: Release) -> str:
     return "\n".join(
         [
             f"published {release.name} {release.version} at {folder}",
-            f"pairs: {release.total_pairs}",
+            f"pairs: {release.total_pairs} (seed {release.seed}" + (
+                f"; none repeats {', '.join(release.checked_against)})" if release.checked_against else ")"),
             f"by scenario: {by_scenario or 'none'}",
             _judged(release),
             *(f"warning: {warning}" for warning in release.warnings),
@@ -275,6 +283,14 @@ def run_build_image_command(options: argparse.Namespace) -> int:
 
     tag, digest = ensure_image(use_dockerfile=options.dockerfile)
     print(f"{tag} {digest}")
+    return EXIT_OK
+
+
+def run_diff_command(options: argparse.Namespace) -> int:
+    from abstaingen.diff import diff_releases, render
+
+    difference = diff_releases(*load_release(_release_dir(options.before)), *load_release(_release_dir(options.after)))
+    print(difference.model_dump_json(indent=2) if options.json else render(difference))
     return EXIT_OK
 
 

@@ -17,7 +17,7 @@ from abstaingen.model.release import CostLine, JudgeReport, RepairCount
 from abstaingen.model.score import AgentMetrics, LeakageScore, ShortcutScore
 from abstaingen.scoring import aggregate
 from abstaingen.validators.baselines import BASELINES
-from abstaingen.validators.dedup import remove_near_duplicates
+from abstaingen.validators.dedup import EarlierReleases, remove_near_duplicates, target_key
 from abstaingen.validators.judge import CHECKS as JUDGE_CHECKS
 from abstaingen.validators.judge import Committee, JudgedBatch, judge_report
 from abstaingen.validators.leakage import leakage_report
@@ -126,18 +126,22 @@ class Deduplicated(Model):
     funnel: StageCount
 
 
-def deduplicate(bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]]) -> Deduplicated:
-    """Across the whole release and before any sandbox runs: a duplicate costs nothing to drop here."""
+def deduplicate(bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]],
+                earlier: EarlierReleases | None = None) -> Deduplicated:
+    """Across the whole release, and against the dataset's earlier releases, before any sandbox runs:
+    a duplicate costs nothing to drop here."""
     everything = [p for group in candidates for p in group]
-    kept, removed = remove_near_duplicates(everything)
+    by_id = {b.env_id: b for b in bundles}
+    targets = {p.pair_id: target_key(p, by_id[p.act.env_id]) for p in everything} if earlier else None
+    outcome = remove_near_duplicates(everything, earlier, targets)
     by_env: dict[str, list[TaskPair]] = {b.env_id: [] for b in bundles}
-    for pair in kept:
+    for pair in outcome.kept:
         by_env[pair.act.env_id].append(pair)
-    return Deduplicated(
-        by_environment=[by_env[b.env_id] for b in bundles],
-        funnel=StageCount(stage="dedup", received=len(everything),
-                          rejected={"near_duplicate": len(removed)} if removed else {}),
-    )
+    rejected = {reason: len(dropped) for reason in ("near_duplicate", "seen_in_earlier_release",
+                                                    "same_target_as_earlier")
+                if (dropped := getattr(outcome, reason))}
+    return Deduplicated(by_environment=[by_env[b.env_id] for b in bundles],
+                        funnel=StageCount(stage="dedup", received=len(everything), rejected=rejected))
 
 
 async def validate_concurrently(bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]], concurrency: int,
@@ -207,6 +211,12 @@ def _shortcut(score: ShortcutScore) -> str:
     if score.abstain_only_fields:
         parts.append(f"fields set only on abstain sides: {', '.join(score.abstain_only_fields)}")
     return "; ".join(parts)
+
+
+def stamped(pairs: list[TaskPair], canary: str, created_at: str, config_fingerprint: str) -> list[TaskPair]:
+    """The pairs as they are published: each carries the dataset's canary and the run's provenance."""
+    return [pair.model_copy(update={"canary": canary, "provenance": pair.provenance.model_copy(update={
+        "created_at": created_at, "config_fingerprint": config_fingerprint})}) for pair in pairs]
 
 
 class Judged(Model):

@@ -22,6 +22,7 @@ import re
 import shutil
 import stat
 import tempfile
+import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,7 +33,9 @@ from pydantic import ValidationError
 from abstaingen.config import GenerateConfig, SeedInstruction, seeds_in_scope
 from abstaingen.errors import AbstaingenError, read_user_text, shown
 from abstaingen.model import EnvironmentBundle, Release, ReleaseFile, TaskPair
+from abstaingen.model.release import canary_string
 from abstaingen.model.score import PairScore
+from abstaingen.validators.dedup import EarlierReleases, pair_text, target_key
 
 __all__ = [
     "ENVIRONMENT_FILE",
@@ -40,6 +43,8 @@ __all__ = [
     "MANIFEST_FILE",
     "PAIRS_FILE",
     "counts_for",
+    "dataset_canary",
+    "earlier_releases",
     "existing_versions",
     "load_release",
     "publish_release",
@@ -158,6 +163,35 @@ def existing_versions(dataset_dir: Path) -> list[int]:
     if not dataset_dir.is_dir():
         return []
     return sorted(int(m[1]) for p in dataset_dir.iterdir() if (m := _VERSION.match(p.name)))
+
+
+def earlier_releases(dataset_dir: Path) -> EarlierReleases:
+    """Every published version of a dataset, read for the dedup stage of its next release. A version
+    that cannot be read stops the run: skipping it would let the new release repeat its pairs."""
+    versions: list[str] = []
+    texts: list[str] = []
+    targets: list[str] = []
+    for number in existing_versions(dataset_dir):
+        folder = dataset_dir / f"v{number}"
+        try:
+            _, pairs = load_release(folder)
+            bundles = {env_id: read_bundle(folder / ENVIRONMENTS_DIR / env_id)
+                       for env_id in sorted({p.act.env_id for p in pairs})}
+        except AbstaingenError as exc:
+            raise AbstaingenError(f"cannot check the new release against earlier version {folder.name}: {exc}") from None
+        versions.append(folder.name)
+        texts += [pair_text(p) for p in pairs]
+        targets += [key for p in pairs if (key := target_key(p, bundles[p.act.env_id])) is not None]
+    return EarlierReleases(versions=versions, texts=texts, targets=targets)
+
+
+def dataset_canary(dataset_dir: Path) -> str:
+    """The canary string of the dataset: the latest release's, or a new GUID for its first release."""
+    for number in reversed(existing_versions(dataset_dir)):
+        canary = _read_manifest(dataset_dir / f"v{number}").canary
+        if canary:
+            return canary
+    return canary_string(str(uuid.uuid4()))
 
 
 def publish_release(
@@ -323,6 +357,8 @@ def _pair_problems(folder: Path, manifest: Release) -> list[str]:
     for env_id in sorted({variant.env_id for pair in pairs for variant in (pair.act, pair.abstain)}):
         if f"{ENVIRONMENTS_DIR}/{env_id}/{ENVIRONMENT_FILE}" not in listed:
             problems.append(f"{PAIRS_FILE}: pairs run in environment {shown(env_id)}, which the release does not hold")
+    if manifest.canary and (unmarked := sum(pair.canary != manifest.canary for pair in pairs)):
+        problems.append(f"{PAIRS_FILE}: {unmarked} pairs do not carry the manifest's canary string")
     problems += _funnel_problems(manifest, len(pairs))
     problems += _baseline_problems(manifest, pairs)
     problems += _sandbox_problems(manifest, pairs)
@@ -393,6 +429,8 @@ def _fingerprint_problems(manifest: Release, config: GenerateConfig, seeds: Sequ
     """config_fingerprint recomputed as the generate flow computes it: over the seeds in scope (the builtin
     default seeds when none are given) and the config with `auto` replaced by the backend it picked."""
     in_scope = seeds_in_scope(config, seeds)
+    if config.dataset.seed is None:  # the run drew one; the manifest says which
+        config = config.model_copy(update={"dataset": config.dataset.model_copy(update={"seed": manifest.seed})})
     names = ["docker", "bwrap", "local"] if config.sandbox.backend == "auto" else [config.sandbox.backend]
     for name in names:
         resolved = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": name})})

@@ -45,6 +45,7 @@ from abstaingen.pipeline import (
     judge_all,
     merge_funnel,
     perturb_all,
+    stamped,
     synthesize_all,
     validate_concurrently,
     with_repairs,
@@ -60,7 +61,7 @@ from abstaingen.sandboxes.backends import (
     stop_local_sandboxes,
 )
 from abstaingen.sandboxes.docker_transport import LEFTOVERS
-from abstaingen.store import publish_release, remove_scratch, scratch_folder
+from abstaingen.store import dataset_canary, earlier_releases, publish_release, remove_scratch, scratch_folder
 from abstaingen.validators.judge import JudgedBatch, committee_for_run, judge_environment, open_committee
 from abstaingen.validators.judge import prompt_hashes as judge_prompts
 from abstaingen.validators.shortcuts import LIMIT as SHORTCUT_LIMIT
@@ -223,6 +224,7 @@ async def generate_release(config: GenerateConfig, seeds_file: Path) -> Generati
     """`seeds_file` (JSONL) holds the seed instructions: by reference, since Prefect stores a flow's
     parameters with the run and caps their size."""
     take_signals()  # Prefect put its own SIGTERM handler in place for the flow
+    config = config.with_seed()  # before the generators open: the seed is part of every model call's cache key
     probe = await api_probe()
     watcher = asyncio.create_task(watch_api(probe))
     try:
@@ -241,6 +243,8 @@ async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiPro
     logger = get_run_logger()
     seeds = load_seeds(seeds_file)
     seed = config.dataset.seed
+    assert seed is not None
+    earlier = earlier_releases(config.dataset.output_dir / config.dataset.name)
     provenance = Provenance(backend={stage: config.backend_for(stage) for stage in GENERATION_STAGES},
                             seed=seed, code_version=code_version())
 
@@ -256,7 +260,10 @@ async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiPro
     perturbed = list(await asyncio.gather(*(perturb_stage(bundle, batch, provenance, seed, backend["perturbation"])
                                             for bundle, batch in zip(bundles, positives))))
     candidates = [batch.pairs for batch in perturbed]
-    unique = dedup_stage(bundles, candidates)
+    unique = dedup_stage(bundles, candidates, earlier)
+    if earlier.versions:
+        logger.info("checked against %d earlier releases (%s): %s", len(earlier.versions), ", ".join(earlier.versions),
+                    unique.funnel.rejected or "nothing repeated")
     batches = await validate_all(bundles, unique.by_environment, config.sandbox, config.sandbox.concurrency)
     if LEFTOVERS:
         logger.warning("%d containers could not be removed at once; removed in the background (first: %s)",
@@ -292,12 +299,14 @@ async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiPro
         refusal = assembly.refusal or "no pair survived validation"
         logger.warning("release refused: %s", refusal)
         return GenerationResult(release=None, funnel=funnel, refusal=refusal)
-    pairs = assembly.pairs
+    created_at, fingerprint = datetime.now(UTC).isoformat(timespec="seconds"), config.fingerprint(seeds)
+    canary = dataset_canary(config.dataset.output_dir / config.dataset.name)
+    pairs = stamped(assembly.pairs, canary, created_at, fingerprint)
 
     manifest = Release(
         name=config.dataset.name, version="", created_by=f"abstaingen {code_version()}", seed=seed,
-        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        config_fingerprint=config.fingerprint(seeds), sandbox=sandbox_used(pairs),
+        checked_against=earlier.versions, canary=canary, created_at=created_at,
+        config_fingerprint=fingerprint, sandbox=sandbox_used(pairs),
         sandbox_image=next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None),
         counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines, leakage=assembly.leakage,
         shortcuts=assembly.shortcuts, warnings=warnings, cost=cost,

@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 from sandbox_backends import DOCKER, usable
 
+from abstaingen.diff import ReleaseDiff
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import Scenario
 from abstaingen.model.perturbation import SCENARIOS
 from abstaingen.sandboxes.backends import select_backend
 from abstaingen.store import load_release, verify_release
+from abstaingen.validators.dedup import remove_near_duplicates
 
 EXECUTED_CHECKS = {"replay_steps", "replay_final_state", "replay_deterministic", "witness", "gate_oracle",
                    "gate_always_act", "gate_always_abstain", "gate_do_nothing", "gate_do_nothing_act"}
@@ -40,7 +42,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory):
     first = generate(workdir)
     v1 = workdir / "artifacts" / "abstaingen-builtin" / "v1"
     v1_manifest = hashlib.sha256((v1 / "manifest.json").read_bytes()).hexdigest() if v1.exists() else None
-    second = generate(workdir, "--domains", "travel", "--seed", "8", "--sandbox", SECOND_RUN_SANDBOX)
+    second = generate(workdir, "--domains", "travel", "--sandbox", SECOND_RUN_SANDBOX)
     return workdir, first, second, v1_manifest
 
 
@@ -66,7 +68,11 @@ def test_release_has_replay_verified_pairs_for_every_scenario_and_domain(two_run
     folder = workdir / "artifacts" / "abstaingen-builtin" / "v1"
     manifest, pairs = load_release(folder)
     assert manifest.total_pairs == len(pairs) >= 24
-    assert manifest.seed == 7 and {p.provenance.seed for p in pairs} == {7}
+    assert manifest.seed is not None and {p.provenance.seed for p in pairs} == {manifest.seed}  # drawn fresh
+    assert {(p.provenance.created_at, p.provenance.config_fingerprint) for p in pairs} == {
+        (manifest.created_at, manifest.config_fingerprint)}
+    assert manifest.checked_against == [] and "canary GUID" in manifest.canary
+    assert {p.canary for p in pairs} == {manifest.canary}
     created = datetime.fromisoformat(manifest.created_at or "")
     assert created.utcoffset() == timedelta(0) and abs(datetime.now(UTC) - created) < timedelta(hours=1)
     assert manifest.sandbox == select_backend("auto").name  # recorded as what auto chose on this machine
@@ -102,9 +108,35 @@ def test_a_second_run_writes_a_new_version_and_leaves_the_first_alone(two_runs) 
     assert sorted(p.name for p in dataset.iterdir() if not p.name.startswith(".")) == ["v1", "v2"]
     assert hashlib.sha256((dataset / "v1" / "manifest.json").read_bytes()).hexdigest() == v1_manifest
     manifest, pairs = load_release(dataset / "v2")
-    assert {p.domain for p in pairs} == {"travel"} and manifest.seed == 8
-    assert manifest.config_fingerprint != load_release(dataset / "v1")[0].config_fingerprint
-    assert "published abstaingen-builtin v2" in second.stdout
+    first, first_pairs = load_release(dataset / "v1")
+    assert {p.domain for p in pairs} == {"travel"} and manifest.seed not in (None, first.seed)
+    assert manifest.config_fingerprint != first.config_fingerprint
+    assert manifest.checked_against == ["v1"] and manifest.canary == first.canary
+    assert "published abstaingen-builtin v2" in second.stdout and f"seed {manifest.seed}; none repeats v1" in second.stdout
+    # nothing of v2 is a near-duplicate of v1, by the rule dedup applies within a release
+    pooled = remove_near_duplicates([*first_pairs, *pairs])
+    assert pooled.near_duplicate == [] and len(pooled.kept) == len(first_pairs) + len(pairs)
+    assert verify_release(dataset / "v2") == []
+
+
+def test_release_diff_explains_the_two_runs(two_runs) -> None:
+    workdir, *_ = two_runs
+    dataset = workdir / "artifacts" / "abstaingen-builtin"
+    shown = subprocess.run([sys.executable, "-m", "abstaingen", "release", "diff", str(dataset / "v1"),
+                            str(dataset / "v2"), "--json"], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    difference = ReleaseDiff.model_validate_json(shown.stdout)
+    first, first_pairs = load_release(dataset / "v1")
+    second, pairs = load_release(dataset / "v2")
+    assert difference.removed == sorted(p.pair_id for p in first_pairs)  # a fresh seed: every pair is new
+    assert difference.added == sorted(p.pair_id for p in pairs) and difference.changed == []
+    assert {c.setting: (c.before, c.after) for c in difference.settings}["seed"] == (str(first.seed), str(second.seed))
+    assert {(c.dimension, c.key): (c.before, c.after) for c in difference.counts}[("domain", "banking")] == (
+        first.counts["domain"]["banking"], 0)
+    assert difference.checked_against == ["v1"]
+    text = subprocess.run([sys.executable, "-m", "abstaingen", "release", "diff", str(dataset / "v1"),
+                           str(dataset / "v2")], capture_output=True, text=True, timeout=60).stdout
+    assert f"seed: {first.seed} -> {second.seed}" in text and "was deduplicated against v1" in text
 
 
 @pytest.mark.parametrize("backend", [DOCKER])

@@ -124,9 +124,9 @@ def test_leakage_is_at_chance_for_identical_instructions_and_caught_for_a_tell()
 def test_near_duplicates_are_removed_and_distinct_pairs_kept() -> None:
     pairs = [builtin_pair(s, v) for s in Scenario for v in (0, 1)]
     copy = pairs[0].model_copy(update={"pair_id": "zz-copy"})
-    kept, removed = remove_near_duplicates([*pairs, copy])
-    assert [p.pair_id for p in removed] == ["zz-copy"]
-    assert len(kept) == len(pairs)
+    outcome = remove_near_duplicates([*pairs, copy])
+    assert [p.pair_id for p in outcome.near_duplicate] == ["zz-copy"]
+    assert len(outcome.kept) == len(pairs)
 
 
 def test_release_is_refused_when_a_gate_or_the_leakage_check_fails() -> None:

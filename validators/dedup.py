@@ -1,7 +1,10 @@
-"""Near-duplicate removal within a release: MinHash with banded LSH, confirmed by exact Jaccard.
+"""Near-duplicate removal: MinHash with banded LSH, confirmed by exact Jaccard.
 
 Two pairs are near-duplicates when they test the same scenario with (almost) the same texts and
-perturbation, e.g. two variants that happened to pick the same record. The first by pair_id stays.
+perturbation, e.g. two variants that happened to pick the same record. Within a release the first by
+pair_id stays. Against the earlier releases of a dataset the same rule applies, and a new pair is
+also dropped when its target record (every field, in its environment as the act side starts) was
+the target of an earlier pair: a fresh release must not repeat what an earlier one published.
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
+from pydantic import Field
 
-from abstaingen.model import TaskPair
-from abstaingen.model.common import canonical_json
+from abstaingen.model import EnvironmentBundle, TaskPair
+from abstaingen.model.common import Model, canonical_json, content_hash
+from abstaingen.model.task import apply_state_patch, find_record
 
 THRESHOLD = 0.9  # Jaccard similarity of word 3-shingles
 PERMUTATIONS = 64
@@ -45,19 +50,59 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a or b else 1.0
 
 
-def remove_near_duplicates(pairs: Sequence[TaskPair]) -> tuple[list[TaskPair], list[TaskPair]]:
-    """(kept, removed), both in pair_id order."""
+def target_key(pair: TaskPair, bundle: EnvironmentBundle) -> str | None:
+    """The identity of the pair's target record by content: domain, collection and a hash of the record
+    as the act side starts (None when the pair has no target or the record is not there)."""
+    if pair.target is None:
+        return None
+    record = find_record(apply_state_patch(bundle.initial_state, pair.act.overlay.state_patch), pair.target)
+    return None if record is None else f"{pair.domain}/{pair.target.collection}/{content_hash(record)[:16]}"
+
+
+class EarlierReleases(Model):
+    """What the earlier releases of a dataset hold, in the form dedup compares new pairs against."""
+
+    versions: list[str] = Field(default_factory=list, description="the versions read, e.g. ['v1', 'v2']")
+    texts: list[str] = Field(default_factory=list, description="pair_text of every earlier pair")
+    targets: list[str] = Field(default_factory=list, description="target_key of every earlier pair with a target")
+
+
+class Deduplication(Model):
+    kept: list[TaskPair]
+    near_duplicate: list[TaskPair] = Field(description="near-duplicates of a pair kept in this release")
+    seen_in_earlier_release: list[TaskPair] = Field(description="near-duplicates of a pair of an earlier release")
+    same_target_as_earlier: list[TaskPair] = Field(description="their target record was an earlier pair's target")
+
+
+def remove_near_duplicates(pairs: Sequence[TaskPair], earlier: EarlierReleases | None = None,
+                           targets: dict[str, str | None] | None = None) -> Deduplication:
+    """Sorted by pair_id, each pair is checked against the earlier releases' pairs, then against the
+    pairs kept before it. `targets` maps pair_id to target_key (needed only with `earlier`)."""
+    earlier = earlier or EarlierReleases()
     ordered = sorted(pairs, key=lambda p: p.pair_id)
-    sets = [shingles(pair_text(p)) for p in ordered]
+    sets = [shingles(text) for text in earlier.texts]
+    reference = len(sets)
+    sets += [shingles(pair_text(p)) for p in ordered]
     buckets: dict[tuple, list[int]] = defaultdict(list)
     rows = PERMUTATIONS // BANDS
-    removed: set[int] = set()
+    seen_targets = set(earlier.targets)
+    outcome = Deduplication(kept=[], near_duplicate=[], seen_in_earlier_release=[], same_target_as_earlier=[])
     for index, items in enumerate(sets):
         bands = signature(items).reshape(BANDS, rows)
-        candidates = {other for band, values in enumerate(bands) for other in buckets[(band, *values.tolist())]}
-        if any(jaccard(items, sets[other]) >= THRESHOLD for other in candidates if other not in removed):
-            removed.add(index)
-            continue
+        if index >= reference:
+            pair = ordered[index - reference]
+            candidates = {other for band, values in enumerate(bands) for other in buckets[(band, *values.tolist())]}
+            similar = [other for other in candidates if jaccard(items, sets[other]) >= THRESHOLD]
+            if any(other < reference for other in similar):
+                outcome.seen_in_earlier_release.append(pair)
+                continue
+            if similar:
+                outcome.near_duplicate.append(pair)
+                continue
+            if (targets or {}).get(pair.pair_id) in seen_targets:
+                outcome.same_target_as_earlier.append(pair)
+                continue
+            outcome.kept.append(pair)
         for band, values in enumerate(bands):
             buckets[(band, *values.tolist())].append(index)
-    return ([p for i, p in enumerate(ordered) if i not in removed], [p for i, p in enumerate(ordered) if i in removed])
+    return outcome

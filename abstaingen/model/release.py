@@ -80,6 +80,10 @@ class JudgeReport(Model):
     agreement: list[RubricAgreement] = Field(default_factory=list)
 
 
+def canary_string(guid: str) -> str:
+    return f"abstaingen evaluation data, keep out of training corpora. canary GUID {guid}"
+
+
 class ReleaseFile(Model):
     path: str
     sha256: str
@@ -93,7 +97,13 @@ class Release(Model):
     derived_from: str | None = Field(default=None, description="the version whose pairs this one re-judged "
                                                                "(abstaingen release judge); None for a generated one")
     config_fingerprint: str
-    seed: int | None = Field(default=None, description="the seed the generators drew from")
+    seed: int | None = Field(default=None, description="the seed the generators drew from (drawn fresh for each run "
+                                                       "unless the config gives one)")
+    canary: str = Field(default="", description="the dataset's canary string, the same in every release of the "
+                                                "dataset and in every pair")
+    checked_against: list[str] = Field(default_factory=list, description="the earlier versions of the dataset whose "
+                                                                         "pairs and target records this one was "
+                                                                         "deduplicated against")
     created_at: str | None = Field(default=None, description="when the run assembled the release (UTC, ISO 8601)")
     sandbox: str
     sandbox_image: str | None = None  # digest of the Docker image that ran the environments
