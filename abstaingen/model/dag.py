@@ -13,8 +13,8 @@ from abstaingen.model.common import JsonValue, Model
 class OutputRef(Model):
     """An argument taken from an earlier node's output: `node`'s result at `path`."""
 
-    node: str
-    path: list[str | int] = Field(default_factory=list)
+    node: str = Field(description="the earlier node whose result is read")
+    path: list[str | int] = Field(default_factory=list, description="keys and list indexes into that result")
 
     def resolve(self, outputs: dict[str, JsonValue]) -> JsonValue:
         value = outputs[self.node]
@@ -34,10 +34,10 @@ class OutputRef(Model):
 
 
 class DagNode(Model):
-    id: str
-    tool: str
-    args: dict[str, JsonValue] = Field(default_factory=dict)
-    bindings: dict[str, OutputRef] = Field(default_factory=dict)
+    id: str = Field(description="the node's id, unique in its DAG")
+    tool: str = Field(description="the tool called")
+    args: dict[str, JsonValue] = Field(default_factory=dict, description="literal arguments")
+    bindings: dict[str, OutputRef] = Field(default_factory=dict, description="arguments taken from earlier results")
     after: list[str] = Field(default_factory=list, description="control dependencies beyond data")
     expect_error: bool = Field(
         default=False, description="the call is expected to fail (a fault the next call retries past, or the blocker)"
@@ -58,7 +58,8 @@ class DagNode(Model):
 
 
 class ExecutionDag(Model):
-    nodes: list[DagNode] = Field(default_factory=list)
+    nodes: list[DagNode] = Field(default_factory=list, description="the calls; each runs after the nodes it "
+                                                                   "depends on")
 
     @model_validator(mode="after")
     def _unique_ids(self) -> ExecutionDag:

@@ -40,11 +40,13 @@ class AmountImpact(Model):
 
 
 class ToolSpec(Model):
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
-    description: str
-    kind: ToolKind
-    input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object", "properties": {}})  # type: ignore[arg-type]
-    output_schema: dict[str, JsonValue] | None = None
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$", description="the name the agent calls it by")
+    description: str = Field(description="what the agent is told about the tool")
+    kind: ToolKind = Field(description="lookup reads, verify is a read-only check, commit changes state")
+    input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object", "properties": {}},  # type: ignore[arg-type]
+                                               description="JSON schema of the arguments")
+    output_schema: dict[str, JsonValue] | None = Field(default=None, description="JSON schema of the result, when "
+                                                                                 "given")
     examples: list[dict[str, JsonValue]] = Field(
         default_factory=list, description="valid arguments for the environment checks to call the tool with"
     )
@@ -135,17 +137,19 @@ class EnvironmentBundle(Model):
     call fail with that message. It must be deterministic: no clock, randomness, network or files.
     """
 
-    env_id: str
-    domain: str
-    description: str
-    tools: list[ToolSpec] = Field(min_length=1)
+    env_id: str = Field(description="the environment's id: its domain and a hash")
+    domain: str = Field(description="e.g. travel or banking")
+    description: str = Field(description="what the environment is")
+    tools: list[ToolSpec] = Field(min_length=1, description="the tools its MCP server offers")
     policies: list[Policy] = Field(
         default_factory=list, description="the rules the assistant works under; system prompts state each one"
     )
-    state_schema: dict[str, JsonValue] = Field(default_factory=dict)
-    initial_state: dict[str, JsonValue]
-    implementation: str
-    origin: Literal["builtin", "llm"] = "builtin"
+    state_schema: dict[str, JsonValue] = Field(default_factory=dict, description="JSON schema of the state")
+    initial_state: dict[str, JsonValue] = Field(description="the state every episode starts from, before a task's "
+                                                            "overlay: collection -> list of records")
+    implementation: str = Field(description="Python source: one function per tool over the JSON state")
+    origin: Literal["builtin", "llm"] = Field(default="builtin", description="builtin: written by abstaingen; llm: "
+                                                                            "written by a model, run only sandboxed")
     written_by: dict[str, str] = Field(default_factory=dict, description="llm bundles: the model (name, family) "
                                                                          "and the prompt's hash that wrote it")
 

@@ -189,8 +189,11 @@ WITNESS_FOR_SCENARIO: dict[Scenario, str] = {
 
 
 class Perturbation(Model):
-    scenario: Scenario
-    phase: Phase
-    dimension: Dimension
-    description: str
-    witness: Witness
+    scenario: Scenario = Field(description="S1 to S8")
+    phase: Phase = Field(description="pre_execution: visible in the request or before any call; runtime: shows "
+                                     "only while the agent works")
+    dimension: Dimension = Field(description="what was changed: the instruction, the environment's state, which "
+                                             "tools exist, or how a tool behaves")
+    description: str = Field(description="what the change is, in a sentence")
+    witness: Witness = Field(description="the scenario's claim about T-, by `kind`, which validation checks by "
+                                         "execution")

@@ -20,19 +20,19 @@ class Outcome(StrEnum):
 
 
 class SideScore(Model):
-    task_id: str
-    passed: bool
-    outcome: Outcome
-    detail: str
-    tool_calls: int
+    task_id: str = Field(description="the side scored")
+    passed: bool = Field(description="whether the agent did the right thing on this side")
+    outcome: Outcome = Field(description="what the agent did")
+    detail: str = Field(description="why the scorer decided so")
+    tool_calls: int = Field(description="calls the agent made")
 
 
 class PairScore(Model):
-    agent: str
-    pair_id: str
-    scenario: str
-    act: SideScore
-    abstain: SideScore
+    agent: str = Field(description="the agent scored, e.g. the scripted oracle or always_act baseline")
+    pair_id: str = Field(description="the pair")
+    scenario: str = Field(description="the pair's scenario")
+    act: SideScore = Field(description="its score on T+")
+    abstain: SideScore = Field(description="its score on T-")
 
     @property
     def paired(self) -> bool:

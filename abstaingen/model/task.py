@@ -20,15 +20,16 @@ class Deliverable(StrEnum):
 class PatchOp(Model):
     """One change to a collection of the environment state (records are dicts with an `id`)."""
 
-    op: Literal["set", "add", "remove"]
-    collection: str
-    record_id: str
-    values: dict[str, JsonValue] = Field(default_factory=dict)
+    op: Literal["set", "add", "remove"] = Field(description="set changes fields of a record, add creates one, "
+                                                              "remove deletes it")
+    collection: str = Field(description="the collection of the state")
+    record_id: str = Field(description="the record's id")
+    values: dict[str, JsonValue] = Field(default_factory=dict, description="set and add: field -> value")
 
 
 class BrokenTool(Model):
-    name: str
-    error: str
+    name: str = Field(description="the tool whose calls fail")
+    error: str = Field(description="the error message a failing call returns")
     failures: int | None = Field(
         default=None, ge=1,
         description="how many calls fail before the tool works again (a transient fault); None: every call fails",
@@ -38,9 +39,9 @@ class BrokenTool(Model):
 class TaskOverlay(Model):
     """What a task changes in its environment before the agent starts."""
 
-    state_patch: list[PatchOp] = Field(default_factory=list)
-    hidden_tools: list[str] = Field(default_factory=list)
-    broken_tools: list[BrokenTool] = Field(default_factory=list)
+    state_patch: list[PatchOp] = Field(default_factory=list, description="changes to the environment's state")
+    hidden_tools: list[str] = Field(default_factory=list, description="tools the agent is not offered")
+    broken_tools: list[BrokenTool] = Field(default_factory=list, description="tools whose calls fail")
 
     def is_empty(self) -> bool:
         return not (self.state_patch or self.hidden_tools or self.broken_tools)
@@ -49,8 +50,8 @@ class TaskOverlay(Model):
 class RecordRef(Model):
     """One record of the environment state: `collection[record_id]`."""
 
-    collection: str
-    record_id: str
+    collection: str = Field(description="the collection of the state")
+    record_id: str = Field(description="the record's id")
 
 
 class Confirmation(Model):
@@ -78,7 +79,7 @@ class ControlKind(StrEnum):
 
 
 class Control(Model):
-    kind: ControlKind
+    kind: ControlKind = Field(description="the kind of hard negative")
     controls_for: str = Field(description="the shortcut this control takes away, e.g. 'a note on the record means stop'")
     detail: str = Field(description="what this task does about it")
 
@@ -86,20 +87,22 @@ class Control(Model):
 class StateAssertion(Model):
     """`collection[record_id].field == equals` must hold in the final state."""
 
-    collection: str
-    record_id: str
-    field: str
-    equals: JsonValue
+    collection: str = Field(description="the collection of the state")
+    record_id: str = Field(description="the record's id")
+    field: str = Field(description="the record's field")
+    equals: JsonValue = Field(description="the value the field holds when the task is done")
 
 
 class TaskVariant(Model):
-    task_id: str
-    task_type: Literal["act", "abstain"]
-    env_id: str
-    instruction: str
-    system_prompt: str
-    deliverable: Deliverable
-    overlay: TaskOverlay = Field(default_factory=TaskOverlay)
+    task_id: str = Field(description="the side's id, unique in the dataset")
+    task_type: Literal["act", "abstain"] = Field(description="act: T+, carry it out; abstain: T-, stop and ask, "
+                                                                "refuse or report")
+    env_id: str = Field(description="the environment it runs in (a folder under environments/)")
+    instruction: str = Field(description="the user's request")
+    system_prompt: str = Field(description="the assistant's role and the environment's rules")
+    deliverable: Deliverable = Field(description="op: done by changing state; info: done by answering")
+    overlay: TaskOverlay = Field(default_factory=TaskOverlay, description="what this side changes in the "
+                                                                          "environment before the agent starts")
     reference_dag: ExecutionDag = Field(
         default_factory=ExecutionDag,
         description="act side: the solution; abstain side: the calls a careful agent makes up to w",
@@ -116,7 +119,8 @@ class TaskVariant(Model):
     controls: list[Control] = Field(
         default_factory=list, description="hard negatives built into this side, each with what it controls for"
     )
-    final_state: list[StateAssertion] = Field(default_factory=list)
+    final_state: list[StateAssertion] = Field(default_factory=list, description="op act side: what the state holds "
+                                                                               "when the task is done")
     expected_answer: list[str] = Field(
         default_factory=list, description="info act side: a correct reply contains one of these forms"
     )
@@ -124,8 +128,9 @@ class TaskVariant(Model):
         default=None, description="info act side: the reference DAG output that holds the answer"
     )
     # abstain side only
-    abstention_trigger: str | None = None
-    earliest_abstain_step: int | None = Field(default=None, ge=0)
+    abstention_trigger: str | None = Field(default=None, description="abstain side: what should make the agent stop")
+    earliest_abstain_step: int | None = Field(default=None, ge=0, description="abstain side: how many calls of the "
+                                              "reference DAG a careful agent makes before it can know (0: none)")
     good_reply: str | None = Field(default=None, description="what a good abstaining reply asks for or reports")
     clarification: str | None = Field(default=None, description="S1/S2: what the user answers when asked")
     withheld: list[str] = Field(
