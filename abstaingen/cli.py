@@ -6,6 +6,7 @@
     abstaingen env serve BUNDLE_DIR [--task PAIRS_JSONL --task-id ID] [--record DIR]
     abstaingen release verify RELEASE_DIR
     abstaingen release diff OLD_DIR NEW_DIR [--json]
+    abstaingen export hf RELEASE_DIR OUT_DIR [--license ID]
     abstaingen release audit-sample RELEASE_DIR [--n 48] [--seed N] [--output DIR]
     abstaingen release audit-score RELEASE_DIR SHEET.csv
 
@@ -141,6 +142,15 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("release_dir", type=Path, metavar="DIR")
     score.add_argument("sheet", type=Path, metavar="SHEET.csv")
     score.set_defaults(command=run_audit_score_command)
+    export = commands.add_parser("export", help="write a release in the layout another tool reads").add_subparsers(
+        title="export formats", required=True, metavar="FORMAT"
+    )
+    hf = export.add_parser("hf", help="a Hugging Face dataset folder: parquet configs (pairs, tasks, environments) "
+                                      "and a dataset card")
+    hf.add_argument("release_dir", type=Path, metavar="RELEASE_DIR")
+    hf.add_argument("out", type=Path, metavar="OUT_DIR", help="a new or empty folder")
+    hf.add_argument("--license", default="cc-by-4.0", help="the licence id in the card (default cc-by-4.0)")
+    hf.set_defaults(command=run_export_command, exporter="hf")
     return parser
 
 
@@ -291,6 +301,24 @@ def run_diff_command(options: argparse.Namespace) -> int:
 
     difference = diff_releases(*load_release(_release_dir(options.before)), *load_release(_release_dir(options.after)))
     print(difference.model_dump_json(indent=2) if options.json else render(difference))
+    return EXIT_OK
+
+
+def run_export_command(options: argparse.Namespace) -> int:
+    from abstaingen.exporters import ExportOptions, get_exporter, read_release_contents
+
+    release = _release_dir(options.release_dir)
+    out: Path = options.out
+    if out.resolve().is_relative_to(release.resolve()):
+        raise AbstaingenError(f"{out}: an export goes to its own folder, not inside the release")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise AbstaingenError(f"{out}: exists and is not an empty folder; an export is written to a new one")
+    settings = ExportOptions(license=options.license)
+    report = get_exporter(options.exporter)(read_release_contents(release), out, settings)
+    print(f"exported {release} as {report.exporter} to {report.folder}: "
+          + ", ".join(f"{name} {n} rows" for name, n in report.rows.items()))
+    for note in report.notes:
+        print(f"note: {note}")
     return EXIT_OK
 
 
