@@ -6,7 +6,7 @@
     abstaingen env serve BUNDLE_DIR [--task PAIRS_JSONL --task-id ID] [--record DIR]
     abstaingen release verify RELEASE_DIR
     abstaingen release diff OLD_DIR NEW_DIR [--json]
-    abstaingen export hf RELEASE_DIR OUT_DIR [--license ID]
+    abstaingen export hf RELEASE_DIR OUT_DIR [--license ID] [--push ORG/NAME [--private]]
     abstaingen release audit-sample RELEASE_DIR [--n 48] [--seed N] [--output DIR]
     abstaingen release audit-score RELEASE_DIR SHEET.csv
 
@@ -150,6 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
     hf.add_argument("release_dir", type=Path, metavar="RELEASE_DIR")
     hf.add_argument("out", type=Path, metavar="OUT_DIR", help="a new or empty folder")
     hf.add_argument("--license", default="cc-by-4.0", help="the licence id in the card (default cc-by-4.0)")
+    hf.add_argument("--push", metavar="ORG/NAME", help="then upload it to this Hugging Face dataset repository as "
+                                                       "one commit on main tagged with the release's version "
+                                                       "(token: HF_TOKEN)")
+    hf.add_argument("--private", action="store_true", help="with --push: create the repository private")
     hf.set_defaults(command=run_export_command, exporter="hf")
     return parser
 
@@ -309,16 +313,24 @@ def run_export_command(options: argparse.Namespace) -> int:
 
     release = _release_dir(options.release_dir)
     out: Path = options.out
+    if getattr(options, "private", False) and not options.push:
+        raise AbstaingenError("--private goes with --push")
     if out.resolve().is_relative_to(release.resolve()):
         raise AbstaingenError(f"{out}: an export goes to its own folder, not inside the release")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise AbstaingenError(f"{out}: exists and is not an empty folder; an export is written to a new one")
-    settings = ExportOptions(license=options.license)
-    report = get_exporter(options.exporter)(read_release_contents(release), out, settings)
+    contents = read_release_contents(release)
+    report = get_exporter(options.exporter)(contents, out, ExportOptions(license=options.license))
     print(f"exported {release} as {report.exporter} to {report.folder}: "
           + ", ".join(f"{name} {n} rows" for name, n in report.rows.items()))
     for note in report.notes:
         print(f"note: {note}")
+    if getattr(options, "push", None):
+        from abstaingen.exporters.hf import push_to_hub
+
+        pushed = push_to_hub(out, report.files, options.push, contents.manifest.version, options.private)
+        print(f"pushed to {pushed.url} as {pushed.revision} (commit {pushed.commit[:12]}); load it with "
+              f"load_dataset({pushed.repo_id!r}, \"pairs\", revision={pushed.revision!r})")
     return EXIT_OK
 
 

@@ -15,6 +15,7 @@ gives back the published pair.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import pyarrow.parquet as pq
 import yaml
 from pydantic import Field
 
+from abstaingen.errors import AbstaingenError, shown
 from abstaingen.exporters import ExportOptions, ExportReport, ReleaseContents, exporter
 from abstaingen.model import EnvironmentBundle, Release, Scenario, TaskPair, TaskVariant
 from abstaingen.model.common import Model
@@ -221,3 +223,42 @@ def _column_tables() -> list[str]:
         lines.append("")
     return lines
 
+
+
+class PushReport(Model):
+    repo_id: str = Field(description="the dataset repository on the Hub, org/name")
+    revision: str = Field(description="the tag that names this release's commit (its version, e.g. v2)")
+    commit: str = Field(description="the commit on main that holds the export")
+    url: str
+
+
+_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+
+
+def push_to_hub(out: Path, files: list[str], repo_id: str, version: str, private: bool) -> PushReport:
+    """Upload an export as one commit on main of the dataset repository `repo_id`, tagged with the release's
+    version: main is always the latest release and `revision="v1"` loads an earlier one. The token comes
+    from the environment (HF_TOKEN) or `hf auth login`; HF_ENDPOINT points elsewhere than the Hub."""
+    from huggingface_hub import CommitOperationAdd, HfApi, get_token
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if not _REPO_ID.match(repo_id):
+        raise AbstaingenError(f"--push {shown(repo_id)}: give the dataset repository as org/name")
+    if get_token() is None:
+        raise AbstaingenError("--push needs a Hugging Face token with write access: set HF_TOKEN")
+    api = HfApi()
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        if any(tag.name == version for tag in api.list_repo_refs(repo_id, repo_type="dataset").tags):
+            raise AbstaingenError(f"--push {repo_id}: {version} is already on the Hub (tag {version}); a version is "
+                                  "published once")
+        info = api.create_commit(repo_id, [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(out / name))
+                                           for name in files],
+                                 commit_message=f"{version}", repo_type="dataset")
+        api.create_tag(repo_id, tag=version, revision=info.oid, repo_type="dataset",
+                       tag_message=f"release {version}")
+    except HfHubHTTPError as exc:
+        said = exc.server_message or str(exc).splitlines()[0]
+        raise AbstaingenError(f"--push {repo_id}: the Hub refused (HTTP {exc.response.status_code}): "
+                              f"{' '.join(said.split())[:300]}") from None
+    return PushReport(repo_id=repo_id, revision=version, commit=info.oid, url=info.repo_url.url)

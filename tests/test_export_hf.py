@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from builtin_fixtures import builtin_bundle, builtin_pair
+from standin.hub import StandInHub
 
 from abstaingen import cli
 from abstaingen.exporters.hf import CONFIGS, EnvironmentRecord, TaskRecord, task_records
@@ -124,3 +125,48 @@ def test_a_damaged_release_is_not_exported(release: Path, tmp_path: Path, capsys
         stream.write("\n")
     assert cli.main(["export", "hf", str(copy), str(tmp_path / "out")]) == 2
     assert "the release does not verify" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+# --- --push, against a stand-in of the Hub's HTTP API (tests/standin/hub.py) -------------------------
+
+
+def export_and_push(release: Path, out: Path, hub: StandInHub, *extra: str,
+                    token: str = "hf_standin") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(HF_ENDPOINT=hub.endpoint, HF_TOKEN=token, HF_HOME=str(out.parent / "hf-home"),
+               HF_HUB_DISABLE_TELEMETRY="1")
+    return subprocess.run([sys.executable, "-m", "abstaingen", "export", "hf", str(release), str(out), *extra],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_push_uploads_each_version_as_a_tagged_commit(release: Path, tmp_path: Path) -> None:
+    newer = tmp_path / "releases"
+    newer.mkdir()
+    subprocess.run(["cp", "-r", str(release.parent), str(newer / "demo")], check=True)
+    manifest, pairs = load_release(release)
+    publish_release(newer, manifest.model_copy(update={"version": "", "funnel": [
+        FunnelStage(stage="task", received=10, passed=10)]}), pairs[:10], [builtin_bundle("travel"),
+                                                                           builtin_bundle("banking")])
+    with StandInHub() as hub:
+        first = export_and_push(release, tmp_path / "v1", hub, "--push", "lab/abstain", "--private")
+        second = export_and_push(newer / "demo" / "v2", tmp_path / "v2", hub, "--push", "lab/abstain")
+        again = export_and_push(release, tmp_path / "v1-again", hub, "--push", "lab/abstain")
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "as v1" in first.stdout and "revision='v1'" in first.stdout
+    repo = hub.repos["lab/abstain"]
+    assert repo.private and [c.summary for c in repo.commits] == ["v1", "v2"]
+    assert repo.tags == {"v1": repo.commits[0].oid, "v2": repo.commits[1].oid}
+    for version, commit in (("v1", repo.commits[0]), ("v2", repo.commits[1])):
+        local = tmp_path / version
+        assert commit.files == {p.relative_to(local).as_posix(): p.read_bytes() for p in local.rglob("*") if p.is_file()}
+    assert again.returncode == 2 and "v1 is already on the Hub" in again.stderr and len(repo.commits) == 2
+
+
+def test_push_without_a_valid_token_fails_with_one_line(release: Path, tmp_path: Path) -> None:
+    with StandInHub() as hub:
+        refused = export_and_push(release, tmp_path / "out", hub, "--push", "lab/abstain", token="hf_wrong")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert refused.stderr == ("abstaingen: error: --push lab/abstain: the Hub refused (HTTP 401): Invalid credentials "
+                              "in Authorization header\n")
+    assert (tmp_path / "out" / "README.md").is_file()  # the export itself is kept

@@ -1,0 +1,163 @@
+"""A stand-in of the Hugging Face Hub's HTTP API for tests: a real HTTP server on 127.0.0.1 that answers
+the requests `huggingface_hub.HfApi` makes to create a dataset repository, validate a card, commit
+files, list refs and tag a revision, so that the official SDK runs against it unchanged (only HF_ENDPOINT and the
+token differ).
+
+This is a TEST FIXTURE, never something users run. It keeps repositories in memory: each commit is the
+whole file tree after it, tags point at commits. Every file is asked for as a "regular" upload (sent
+inline, base64, in the commit), which the real Hub may also answer; LFS and Xet transfers are not
+spoken here.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import yaml
+
+
+@dataclass
+class Commit:
+    oid: str
+    summary: str
+    files: dict[str, bytes]
+
+
+@dataclass
+class Repo:
+    private: bool
+    commits: list[Commit] = field(default_factory=list)
+    tags: dict[str, str] = field(default_factory=dict)
+
+    def at(self, revision: str) -> Commit | None:
+        if revision == "main":
+            return self.commits[-1] if self.commits else None
+        oid = self.tags.get(revision, revision)
+        return next((c for c in self.commits if c.oid == oid), None)
+
+
+_REPO_ROUTE = re.compile(r"^/api/datasets/(?P<repo>[^/]+/[^/]+)/(?P<action>preupload|commit|tag)/(?P<revision>[^/?]+)")
+
+
+class StandInHub:
+    """Start with `with StandInHub(token) as hub:`; `hub.endpoint` goes into HF_ENDPOINT."""
+
+    def __init__(self, token: str = "hf_standin") -> None:
+        self.token = token
+        self.repos: dict[str, Repo] = {}
+        self.requests: list[str] = []
+        self._lock = threading.Lock()
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self._reply("GET", b"")
+
+            def do_POST(self) -> None:
+                self._reply("POST", self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+
+            def _reply(self, method: str, body: bytes) -> None:
+                with hub._lock:
+                    hub.requests.append(f"{method} {self.path}")
+                    status, reply = hub._answer(method, self.path, self.headers.get("Authorization", ""), body)
+                data = json.dumps(reply).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, name="standin-hub", daemon=True)
+
+    def __enter__(self) -> StandInHub:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _answer(self, method: str, path: str, authorization: str, body: bytes) -> tuple[int, dict[str, Any]]:
+        if authorization != f"Bearer {self.token}":
+            return 401, {"error": "Invalid credentials in Authorization header"}
+        refs = re.match(r"^/api/datasets/([^/]+/[^/?]+)/refs(\?.*)?$", path)
+        if method == "GET" and refs:
+            if (known := self.repos.get(refs[1])) is None:
+                return 404, {"error": "Repository not found"}
+            main = [{"name": "main", "ref": "refs/heads/main", "targetCommit": known.commits[-1].oid}] if known.commits else []
+            return 200, {"branches": main, "converts": [], "tags": [
+                {"name": tag, "ref": f"refs/tags/{tag}", "targetCommit": oid} for tag, oid in known.tags.items()]}
+        if method != "POST":
+            return 404, {"error": f"the stand-in Hub does not answer {method} {path}"}
+        if path == "/api/repos/create":
+            request = json.loads(body)
+            if request.get("type") != "dataset":
+                return 400, {"error": "this stand-in holds dataset repositories only"}
+            repo_id = f"{request['organization']}/{request['name']}" if request.get("organization") else request["name"]
+            if repo_id in self.repos:
+                return 409, {"error": "You already created this dataset repo", "url": self._url(repo_id)}
+            self.repos[repo_id] = Repo(private=request.get("visibility") == "private" or bool(request.get("private")))
+            return 200, {"url": self._url(repo_id)}
+        if path == "/api/validate-yaml":
+            return self._validate_card(json.loads(body)["content"])
+        route = _REPO_ROUTE.match(path)
+        if route is None:
+            return 404, {"error": f"the stand-in Hub does not answer {path}"}
+        repo = self.repos.get(route["repo"])
+        if repo is None:
+            return 404, {"error": "Repository not found"}
+        if route["action"] == "preupload":
+            files = json.loads(body)["files"]
+            return 200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False, "oid": None}
+                                   for f in files]}
+        if route["action"] == "commit":
+            return self._commit(route["repo"], repo, route["revision"], body)
+        target = repo.at(route["revision"])
+        tag = json.loads(body)["tag"]
+        if target is None:
+            return 404, {"error": "Revision not found"}
+        if tag in repo.tags:
+            return 409, {"error": f"Tag {tag} already exists"}
+        repo.tags[tag] = target.oid
+        return 200, {}
+
+    def _commit(self, repo_id: str, repo: Repo, revision: str, body: bytes) -> tuple[int, dict[str, Any]]:
+        if revision != "main":
+            return 400, {"error": "the stand-in commits to main only"}
+        lines = [json.loads(line) for line in body.decode().splitlines() if line.strip()]
+        header = next(line["value"] for line in lines if line["key"] == "header")
+        files = dict(repo.commits[-1].files) if repo.commits else {}
+        for line in lines:
+            if line["key"] == "file":
+                files[line["value"]["path"]] = base64.b64decode(line["value"]["content"])
+            elif line["key"] != "header":
+                return 400, {"error": f"the stand-in does not take {line['key']} operations"}
+        oid = hashlib.sha1(json.dumps([header["summary"], len(repo.commits), sorted(files)]).encode()).hexdigest()
+        repo.commits.append(Commit(oid=oid, summary=header["summary"], files=files))
+        return 200, {"commitUrl": f"{self._url(repo_id)}/commit/{oid}", "commitOid": oid}
+
+    @staticmethod
+    def _validate_card(content: str) -> tuple[int, dict[str, Any]]:
+        match = re.match(r"^---\n(.*?)\n---\n", content, re.S)
+        try:
+            metadata = yaml.safe_load(match[1]) if match else None
+        except yaml.YAMLError as exc:
+            return 400, {"errors": [{"message": f"YAML: {exc}"}], "warnings": []}
+        if not isinstance(metadata, dict):
+            return 400, {"errors": [{"message": "no YAML metadata block"}], "warnings": []}
+        return 200, {"errors": [], "warnings": []}
+
+    def _url(self, repo_id: str) -> str:
+        return f"{self.endpoint}/datasets/{repo_id}"
