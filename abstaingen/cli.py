@@ -6,6 +6,7 @@
     abstaingen env serve BUNDLE_DIR [--task PAIRS_JSONL --task-id ID] [--record DIR]
     abstaingen release verify RELEASE_DIR
     abstaingen release diff OLD_DIR NEW_DIR [--json]
+    abstaingen release erratum RELEASE_DIR --pair ID --field PATH --value JSON --reason TEXT
     abstaingen export hf RELEASE_DIR OUT_DIR [--license ID] [--push ORG/NAME [--private]]
     abstaingen release audit-sample RELEASE_DIR [--n 48] [--seed N] [--output DIR]
     abstaingen release audit-score RELEASE_DIR SHEET.csv
@@ -123,6 +124,15 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("after", type=Path, metavar="NEW_DIR")
     diff.add_argument("--json", action="store_true", help="the whole difference as JSON, every pair id included")
     diff.set_defaults(command=run_diff_command)
+    erratum = release.add_parser("erratum", help="record a correction to a published pair (the release itself never "
+                                                 "changes; exports and derived versions apply it)")
+    erratum.add_argument("release_dir", type=Path, metavar="DIR")
+    erratum.add_argument("--pair", required=True, metavar="ID", help="the pair's id")
+    erratum.add_argument("--field", required=True, metavar="PATH",
+                         help="a dotted path into the pair, e.g. abstain.good_reply, or 'withdrawn'")
+    erratum.add_argument("--value", required=True, metavar="JSON", help="the correct value as JSON (withdrawn: true)")
+    erratum.add_argument("--reason", required=True, help="why, in a sentence")
+    erratum.set_defaults(command=run_erratum_command)
     sample = release.add_parser("audit-sample", help="write a stratified sample as an HTML audit sheet and a CSV")
     sample.add_argument("release_dir", type=Path, metavar="DIR")
     sample.add_argument("--n", type=int, default=48, help="pairs to sample (default 48, even across scenarios)")
@@ -334,6 +344,23 @@ def run_export_command(options: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_erratum_command(options: argparse.Namespace) -> int:
+    import json
+
+    from abstaingen.errata import add_erratum, errata_file
+
+    folder = _release_dir(options.release_dir)
+    try:
+        value = json.loads(options.value)
+    except json.JSONDecodeError as exc:
+        raise AbstaingenError(f"--value {shown(options.value)}: not JSON ({exc.msg}); quote text as JSON, e.g. "
+                              "'\"Ask which booking.\"'") from None
+    manifest, pairs = load_release(folder)
+    erratum = add_erratum(folder, pairs, manifest.version, options.pair, options.field, value, options.reason)
+    print(f"erratum recorded in {errata_file(folder, manifest.version)}: {erratum.pair_id} {erratum.field}")
+    return EXIT_OK
+
+
 def run_verify_command(options: argparse.Namespace) -> int:
     folder: Path = options.release_dir
     if not folder.is_dir():
@@ -360,6 +387,7 @@ def run_release_judge_command(options: argparse.Namespace) -> int:
     import asyncio
     from datetime import UTC, datetime
 
+    from abstaingen.errata import apply_errata, read_errata
     from abstaingen.flows.generate import code_version
     from abstaingen.pipeline import Judged, assemble, judge_all, without_judging
     from abstaingen.sandboxes.backends import SandboxLimits, get_backend, select_backend
@@ -369,7 +397,8 @@ def run_release_judge_command(options: argparse.Namespace) -> int:
     config = apply_overrides(load_config(options.config), sandbox=options.sandbox)
     if not config.judged():
         raise AbstaingenError(f"{options.config}: release judge needs roles.judge (one or more keys of [models])")
-    manifest, pairs = load_release(folder)
+    manifest, published = load_release(folder)
+    pairs = apply_errata(published, read_errata(folder, manifest.version))  # a derived version starts corrected
     bundles = [read_bundle(d) for d in sorted((folder / "environments").iterdir()) if d.is_dir()]
     _require_cross_family(config, bundles)
     backend = get_backend(select_backend(config.sandbox.backend).name,

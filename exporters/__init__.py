@@ -12,18 +12,21 @@ from pathlib import Path
 
 from pydantic import Field
 
+from abstaingen.errata import Erratum, apply_errata, read_errata
 from abstaingen.errors import AbstaingenError
 from abstaingen.model import EnvironmentBundle, Release, TaskPair
 from abstaingen.model.common import Model
 
 
 class ReleaseContents(Model):
-    """Everything a release folder holds, read and checked."""
+    """Everything a release folder holds, read and checked, with its errata applied."""
 
     folder: Path = Field(description="the release folder it was read from")
     manifest: Release
     pairs: list[TaskPair]
     bundles: list[EnvironmentBundle] = Field(description="the environments, sorted by env_id")
+    errata: list[Erratum] = Field(default_factory=list, description="the release's errata, already applied to "
+                                                                    "`pairs` (withdrawn pairs left out)")
 
 
 class ExportReport(Model):
@@ -60,9 +63,11 @@ def read_release_contents(folder: Path) -> ReleaseContents:
         raise AbstaingenError(f"{folder}: the release does not verify ({len(problems)} problems, the first: "
                               f"{problems[0]}); run `abstaingen release verify {folder}`")
     manifest, pairs = load_release(folder)
+    errata = read_errata(folder, manifest.version)
     environments = folder / ENVIRONMENTS_DIR
     bundles = [read_bundle(d) for d in sorted(environments.iterdir()) if d.is_dir()] if environments.is_dir() else []
-    return ReleaseContents(folder=folder, manifest=manifest, pairs=pairs, bundles=bundles)
+    return ReleaseContents(folder=folder, manifest=manifest, pairs=apply_errata(pairs, errata), bundles=bundles,
+                           errata=errata)
 
 
 def get_exporter(name: str) -> Exporter:

@@ -15,6 +15,7 @@ gives back the published pair.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from abstaingen.model import EnvironmentBundle, Release, Scenario, TaskPair, Tas
 from abstaingen.model.common import Model
 from abstaingen.model.perturbation import SCENARIOS
 from abstaingen.records import arrow_schema, columns, to_row
+from abstaingen.store import counts_for
 
 SPLIT = "test"
 LICENSE = "cc-by-4.0"
@@ -89,8 +91,7 @@ def build_hf_export(contents: ReleaseContents, license_id: str = LICENSE) -> HfE
             "environments": [to_row(EnvironmentRecord.model_validate({**b.model_dump(), "canary": contents.manifest.canary}))
                              for b in contents.bundles]}
     tables = {name: pa.Table.from_pylist(rows[name], schema=schemas[name]) for name in CONFIGS}
-    return HfExport(tables=tables, card=dataset_card(contents.manifest, {k: len(v) for k, v in rows.items()},
-                                                      license_id))
+    return HfExport(tables=tables, card=dataset_card(contents, {k: len(v) for k, v in rows.items()}, license_id))
 
 
 def data_file(config: str) -> str:
@@ -110,7 +111,10 @@ def export_hf(contents: ReleaseContents, out: Path, options: ExportOptions) -> E
     (out / "README.md").write_text(export.card, encoding="utf-8")
     (out / "manifest.json").write_bytes((contents.folder / "manifest.json").read_bytes())
     return ExportReport(exporter="hf", folder=out, files=[*written, "README.md", "manifest.json"],
-                        rows={config: table.num_rows for config, table in export.tables.items()})
+                        rows={config: table.num_rows for config, table in export.tables.items()},
+                        notes=[f"{len(contents.errata)} errata of {contents.manifest.version} applied "
+                               f"({contents.manifest.total_pairs - len(contents.pairs)} pairs withdrawn)"]
+                        if contents.errata else [])
 
 
 def _size_category(n: int) -> str:
@@ -133,9 +137,10 @@ def card_metadata(manifest: Release, rows: dict[str, int], license_id: str) -> d
     }
 
 
-def dataset_card(manifest: Release, rows: dict[str, int], license_id: str = LICENSE) -> str:
+def dataset_card(contents: ReleaseContents, rows: dict[str, int], license_id: str = LICENSE) -> str:
+    manifest = contents.manifest
     metadata = yaml.safe_dump(card_metadata(manifest, rows, license_id), sort_keys=False, allow_unicode=True)
-    counts = manifest.counts
+    counts = counts_for(contents.pairs)
     lines = [
         "---", metadata.rstrip(), "---", "",
         f"# {manifest.name} {manifest.version}", "",
@@ -167,7 +172,7 @@ def dataset_card(manifest: Release, rows: dict[str, int], license_id: str = LICE
           f"| {counts.get('scenario', {}).get(s.value, 0)} |" for s in Scenario),
         "",
         "## Counts", "",
-        f"{manifest.total_pairs} pairs ({rows['tasks']} tasks) in {rows['environments']} environments.", "",
+        f"{rows['pairs']} pairs ({rows['tasks']} tasks) in {rows['environments']} environments.", "",
         *(f"- **{dimension}**: " + ", ".join(f"{key} {n}" for key, n in sorted(by.items()))
           for dimension, by in counts.items()),
         "",
@@ -185,6 +190,10 @@ def dataset_card(manifest: Release, rows: dict[str, int], license_id: str = LICE
         "",
         "## Provenance", "",
         *_provenance_lines(manifest),
+        "",
+        "## Errata", "",
+        *([f"- {e.date}, `{e.pair_id}`: `{e.field}` corrected to `{json.dumps(e.correction)}` ({e.reason})"
+           for e in contents.errata] or [f"None for {manifest.version}."]),
         "",
         "## Columns", "",
         *_column_tables(),
