@@ -248,6 +248,25 @@ class JudgeConfig(Model):
     allow_same_family: StrictBool = Field(default=False, description="let a judge share the generator's family")
 
 
+class HfTextSource(Model):
+    name: StrictStr = Field(description="a Hugging Face dataset name (org/name) or a local dataset folder")
+    config: StrictStr | None = Field(default=None, description="the dataset's config, when it has several")
+    split: StrictStr = Field(default="test", description="the split to read")
+
+
+class DecontaminationConfig(Model):
+    """Texts the new pairs must not overlap: a pair whose request shares a run of `ngram` words with any of
+    them is dropped at dedup (reason overlaps_reference_text)."""
+
+    files: tuple[Path, ...] = Field(default=(), description="relative to the config file's folder; .jsonl and .json: "
+                                                            "every string value, anything else: the whole text")
+    hf: tuple[HfTextSource, ...] = Field(default=(), description="Hugging Face datasets: every text column")
+    ngram: StrictInt = Field(default=13, ge=5, le=50, description="words in a run that counts as overlap")
+
+    def any(self) -> bool:
+        return bool(self.files or self.hf)
+
+
 class GenerateConfig(Model):
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
@@ -258,6 +277,7 @@ class GenerateConfig(Model):
     roles: RolesConfig = Field(default_factory=RolesConfig)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     llm: LlmConfig = Field(default_factory=LlmConfig)
+    decontamination: DecontaminationConfig = Field(default_factory=DecontaminationConfig)
 
     @model_validator(mode="after")
     def _backends_fit(self) -> GenerateConfig:
@@ -340,7 +360,8 @@ class GenerateConfig(Model):
         fingerprints the same on every machine; pass the seeds in use to account for their content.
         """
         settings = self.model_dump(
-            mode="json", exclude={"dataset": {"output_dir"}, "generation": {"seeds_file"}}
+            mode="json", exclude={"dataset": {"output_dir"}, "generation": {"seeds_file"},
+                                  "decontamination": {"files"}}
         )
         return content_hash({"config": settings, "seeds": [s.model_dump(mode="json") for s in seeds]})
 
@@ -367,7 +388,8 @@ class SeedInstruction(Model):
 
 
 def load_config(path: Path | None) -> GenerateConfig:
-    """Read a TOML config; None gives the defaults. A relative seeds_file is taken from path's folder."""
+    """Read a TOML config; None gives the defaults. A relative seeds_file or decontamination file is taken
+    from path's folder."""
     if path is None:
         return GenerateConfig()
     data = _read_toml(path)
@@ -379,6 +401,9 @@ def load_config(path: Path | None) -> GenerateConfig:
     if seeds_file is not None and not seeds_file.is_absolute():
         generation = config.generation.model_copy(update={"seeds_file": path.parent / seeds_file})
         config = config.model_copy(update={"generation": generation})
+    if config.decontamination.files:
+        files = tuple(f if f.is_absolute() else path.parent / f for f in config.decontamination.files)
+        config = config.model_copy(update={"decontamination": config.decontamination.model_copy(update={"files": files})})
     return config
 
 

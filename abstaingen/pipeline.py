@@ -17,6 +17,7 @@ from abstaingen.model.release import CostLine, JudgeReport, RepairCount
 from abstaingen.model.score import AgentMetrics, LeakageScore, ShortcutScore
 from abstaingen.scoring import aggregate
 from abstaingen.validators.baselines import BASELINES
+from abstaingen.validators.decontaminate import ReferenceIndex
 from abstaingen.validators.dedup import EarlierReleases, remove_near_duplicates, target_key
 from abstaingen.validators.judge import CHECKS as JUDGE_CHECKS
 from abstaingen.validators.judge import Committee, JudgedBatch, judge_report
@@ -127,21 +128,25 @@ class Deduplicated(Model):
 
 
 def deduplicate(bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]],
-                earlier: EarlierReleases | None = None) -> Deduplicated:
-    """Across the whole release, and against the dataset's earlier releases, before any sandbox runs:
-    a duplicate costs nothing to drop here."""
+                earlier: EarlierReleases | None = None, references: ReferenceIndex | None = None) -> Deduplicated:
+    """Across the whole release, against the dataset's earlier releases and against the user's reference
+    texts, before any sandbox runs: a duplicate costs nothing to drop here."""
     everything = [p for group in candidates for p in group]
+    contaminated = [p for p in everything if references is not None and references.overlaps(p)]
+    dropped_ids = {p.pair_id for p in contaminated}
+    clean = [p for p in everything if p.pair_id not in dropped_ids]
     by_id = {b.env_id: b for b in bundles}
-    targets = {p.pair_id: target_key(p, by_id[p.act.env_id]) for p in everything} if earlier else None
-    outcome = remove_near_duplicates(everything, earlier, targets)
+    targets = {p.pair_id: target_key(p, by_id[p.act.env_id]) for p in clean} if earlier else None
+    outcome = remove_near_duplicates(clean, earlier, targets)
     by_env: dict[str, list[TaskPair]] = {b.env_id: [] for b in bundles}
     for pair in outcome.kept:
         by_env[pair.act.env_id].append(pair)
-    rejected = {reason: len(dropped) for reason in ("near_duplicate", "seen_in_earlier_release",
-                                                    "same_target_as_earlier")
-                if (dropped := getattr(outcome, reason))}
+    dropped = {"overlaps_reference_text": contaminated, "near_duplicate": outcome.near_duplicate,
+               "seen_in_earlier_release": outcome.seen_in_earlier_release,
+               "same_target_as_earlier": outcome.same_target_as_earlier}
     return Deduplicated(by_environment=[by_env[b.env_id] for b in bundles],
-                        funnel=StageCount(stage="dedup", received=len(everything), rejected=rejected))
+                        funnel=StageCount(stage="dedup", received=len(everything),
+                                          rejected={reason: len(pairs) for reason, pairs in dropped.items() if pairs}))
 
 
 async def validate_concurrently(bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]], concurrency: int,

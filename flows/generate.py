@@ -62,12 +62,13 @@ from abstaingen.sandboxes.backends import (
 )
 from abstaingen.sandboxes.docker_transport import LEFTOVERS
 from abstaingen.store import dataset_canary, earlier_releases, publish_release, remove_scratch, scratch_folder
+from abstaingen.validators.decontaminate import load_references
 from abstaingen.validators.judge import JudgedBatch, committee_for_run, judge_environment, open_committee
 from abstaingen.validators.judge import prompt_hashes as judge_prompts
 from abstaingen.validators.shortcuts import LIMIT as SHORTCUT_LIMIT
 from abstaingen.validators.validate import ValidatedBatch, validate_pairs_async
 
-EXIT_FAILED = 1
+EXIT_FAILED, EXIT_USER_ERROR = 1, 2
 
 
 class GenerationResult(Model):
@@ -244,7 +245,11 @@ async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiPro
     seeds = load_seeds(seeds_file)
     seed = config.dataset.seed
     assert seed is not None
-    earlier = earlier_releases(config.dataset.output_dir / config.dataset.name)
+    try:  # what the run is checked against is read before any work; a fault there is the user's to fix
+        earlier = earlier_releases(config.dataset.output_dir / config.dataset.name)
+        references = load_references(config.decontamination)
+    except AbstaingenError as exc:
+        stop_run(f"error: {exc}", EXIT_USER_ERROR)
     provenance = Provenance(backend={stage: config.backend_for(stage) for stage in GENERATION_STAGES},
                             seed=seed, code_version=code_version())
 
@@ -260,7 +265,7 @@ async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiPro
     perturbed = list(await asyncio.gather(*(perturb_stage(bundle, batch, provenance, seed, backend["perturbation"])
                                             for bundle, batch in zip(bundles, positives))))
     candidates = [batch.pairs for batch in perturbed]
-    unique = dedup_stage(bundles, candidates, earlier)
+    unique = dedup_stage(bundles, candidates, earlier, references)
     if earlier.versions:
         logger.info("checked against %d earlier releases (%s): %s", len(earlier.versions), ", ".join(earlier.versions),
                     unique.funnel.rejected or "nothing repeated")
@@ -305,7 +310,8 @@ async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiPro
 
     manifest = Release(
         name=config.dataset.name, version="", created_by=f"abstaingen {code_version()}", seed=seed,
-        checked_against=earlier.versions, canary=canary, created_at=created_at,
+        checked_against=earlier.versions, canary=canary,
+        decontaminated_against=references.describe() if references else [], created_at=created_at,
         config_fingerprint=fingerprint, sandbox=sandbox_used(pairs),
         sandbox_image=next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None),
         counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines, leakage=assembly.leakage,

@@ -4,16 +4,20 @@ already published target record are dropped and counted; every record carries th
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from builtin_fixtures import builtin_bundle, builtin_pair
 
+from abstaingen import cli
+from abstaingen.config import DecontaminationConfig, HfTextSource, load_config
 from abstaingen.diff import diff_releases, render
 from abstaingen.errors import AbstaingenError
 from abstaingen.model import FunnelStage, Release, Scenario, TaskPair
 from abstaingen.pipeline import deduplicate, stamped
 from abstaingen.store import counts_for, dataset_canary, earlier_releases, publish_release, verify_release
+from abstaingen.validators.decontaminate import load_references, records_in_file
 from abstaingen.validators.dedup import EarlierReleases, pair_text, target_key
 
 DOMAINS = ("travel", "banking")
@@ -120,3 +124,53 @@ def test_diff_tells_changed_pairs_from_added_and_removed_and_names_the_settings(
     text = render(difference)
     assert "pairs: 4 -> 4 (1 added, 1 removed, 1 changed)" in text
     assert "dedup dropped: seen_in_earlier_release 1" in text
+
+
+# --- decontamination against the user's texts ----------------------------------------------------
+
+
+def test_a_pair_sharing_a_long_run_of_words_with_a_reference_text_is_dropped(tmp_path: Path) -> None:
+    pairs = pairs_of(11)
+    victim = pairs[5]
+    words = re.findall(r"\w+", victim.abstain.instruction)
+    assert len(words) >= 13
+    quoted = " ".join(words[:13]).upper().replace(" ", "  ")  # case and spacing do not hide it
+    (tmp_path / "corpus.txt").write_text(f"Some forum post. {quoted}! More text.", encoding="utf-8")
+    (tmp_path / "near.txt").write_text(" ".join(words[:12]), encoding="utf-8")  # 12 words are not enough
+    index = load_references(DecontaminationConfig(files=(tmp_path / "corpus.txt",)))
+    assert index is not None and index.describe() == [f"13-word runs of {tmp_path / 'corpus.txt'} (1 records)"]
+    outcome = deduplicate(bundles_of(11), by_env(pairs, 11), references=index)
+    kept = {p.pair_id for group in outcome.by_environment for p in group}
+    assert victim.pair_id not in kept and outcome.funnel.rejected["overlaps_reference_text"] >= 1
+    assert len(kept) + outcome.funnel.rejected["overlaps_reference_text"] == len(pairs)
+    short = load_references(DecontaminationConfig(files=(tmp_path / "near.txt",)))
+    assert not any(short.overlaps(p) for p in pairs)  # type: ignore[union-attr]
+
+
+def test_reference_files_give_every_string_and_bad_lines_are_named(tmp_path: Path) -> None:
+    (tmp_path / "bank.jsonl").write_text('{"question": "q one", "choices": ["a", "b"]}\n\n{"question": "q two"}\n')
+    assert records_in_file(tmp_path / "bank.jsonl") == [["q one", "a", "b"], ["q two"]]
+    (tmp_path / "bad.jsonl").write_text('{"question": "q"}\n{oops\n')
+    with pytest.raises(AbstaingenError, match=r"bad.jsonl:2: not valid JSON"):
+        records_in_file(tmp_path / "bad.jsonl")
+    with pytest.raises(AbstaingenError, match=r"missing.txt"):
+        load_references(DecontaminationConfig(files=(tmp_path / "missing.txt",)))
+
+
+def test_a_hugging_face_dataset_is_a_reference_source(tmp_path: Path) -> None:
+    publish(tmp_path, pairs_of(11), 11, "canary")
+    assert cli.main(["export", "hf", str(tmp_path / "demo" / "v1"), str(tmp_path / "hf")]) == 0
+    index = load_references(DecontaminationConfig(hf=(HfTextSource(name=str(tmp_path / "hf"), config="tasks"),)))
+    assert index is not None and index.sources == [f"Hugging Face {tmp_path / 'hf'} tasks [test] (64 records)"]
+    long_enough = [p for p in pairs_of(11) if len(re.findall(r"\w+", p.act.instruction)) >= 13]
+    assert long_enough and all(index.overlaps(p) for p in long_enough)  # a release is contaminated by its export
+    # another seed's pairs share a 13-word run with this export only where templates repeat a long phrase
+    assert sum(index.overlaps(p) for p in pairs_of(12)) <= 0.1 * len(pairs_of(12))
+    with pytest.raises(AbstaingenError, match=r"cannot load the Hugging Face dataset .*no-such"):
+        load_references(DecontaminationConfig(hf=(HfTextSource(name=str(tmp_path / "no-such")),)))
+
+
+def test_decontamination_files_are_read_relative_to_the_config(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('[decontamination]\nfiles = ["refs/a.txt"]\nngram = 8\n')
+    config = load_config(tmp_path / "config.toml")
+    assert config.decontamination.files == (tmp_path / "refs" / "a.txt",) and config.decontamination.ngram == 8

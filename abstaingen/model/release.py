@@ -99,6 +99,8 @@ class Release(Model):
     config_fingerprint: str
     seed: int | None = Field(default=None, description="the seed the generators drew from (drawn fresh for each run "
                                                        "unless the config gives one)")
+    decontaminated_against: list[str] = Field(default_factory=list, description="reference texts no pair's request "
+                                                                                "overlaps (decontamination config)")
     canary: str = Field(default="", description="the dataset's canary string, the same in every release of the "
                                                 "dataset and in every pair")
     checked_against: list[str] = Field(default_factory=list, description="the earlier versions of the dataset whose "
