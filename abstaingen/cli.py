@@ -8,6 +8,7 @@
     abstaingen release diff OLD_DIR NEW_DIR [--json]
     abstaingen release erratum RELEASE_DIR --pair ID --field PATH --value JSON --reason TEXT
     abstaingen export hf RELEASE_DIR OUT_DIR [--license ID] [--push ORG/NAME [--private]]
+    abstaingen export agentabstain RELEASE_DIR OUT_DIR [--allow-unsandboxed]
     abstaingen release audit-sample RELEASE_DIR [--n 48] [--seed N] [--output DIR]
     abstaingen release audit-score RELEASE_DIR SHEET.csv
 
@@ -165,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
                                                        "(token: HF_TOKEN)")
     hf.add_argument("--private", action="store_true", help="with --push: create the repository private")
     hf.set_defaults(command=run_export_command, exporter="hf")
+    agentabstain = export.add_parser("agentabstain", help="a data folder for the AgentAbstain harness: tasks.jsonl, a "
+                                                          "folder per pair, a Python package per environment")
+    agentabstain.add_argument("release_dir", type=Path, metavar="RELEASE_DIR")
+    agentabstain.add_argument("out", type=Path, metavar="OUT_DIR", help="a new or empty folder")
+    agentabstain.add_argument("--allow-unsandboxed", action="store_true",
+                              help="export model-written environments too (the harness runs their code in-process)")
+    agentabstain.set_defaults(command=run_export_command, exporter="agentabstain")
     return parser
 
 
@@ -330,7 +338,9 @@ def run_export_command(options: argparse.Namespace) -> int:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise AbstaingenError(f"{out}: exists and is not an empty folder; an export is written to a new one")
     contents = read_release_contents(release)
-    report = get_exporter(options.exporter)(contents, out, ExportOptions(license=options.license))
+    settings = ExportOptions(license=getattr(options, "license", "cc-by-4.0"),
+                             allow_unsandboxed=getattr(options, "allow_unsandboxed", False))
+    report = get_exporter(options.exporter)(contents, out, settings)
     print(f"exported {release} as {report.exporter} to {report.folder}: "
           + ", ".join(f"{name} {n} rows" for name, n in report.rows.items()))
     for note in report.notes:
