@@ -14,8 +14,8 @@ from abstaingen.generators import Generator, ItemLost, NotApplicable, PositiveTa
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Scenario, TaskPair
 from abstaingen.model.common import Model
 from abstaingen.model.release import CostLine, JudgeReport, RepairCount
-from abstaingen.model.score import AgentMetrics, LeakageScore, ShortcutScore
-from abstaingen.scoring import aggregate
+from abstaingen.model.score import AgentAbstainView, AgentMetrics, LeakageScore, ShortcutScore
+from abstaingen.scoring import agentabstain_view, aggregate
 from abstaingen.validators.baselines import BASELINES
 from abstaingen.validators.decontaminate import ReferenceIndex
 from abstaingen.validators.dedup import EarlierReleases, remove_near_duplicates, target_key
@@ -167,6 +167,7 @@ async def validate_concurrently(bundles: list[EnvironmentBundle], candidates: li
 class Assembly(Model):
     pairs: list[TaskPair]
     baselines: list[AgentMetrics]
+    agentabstain_view: list[AgentAbstainView]
     leakage: list[LeakageScore]
     shortcuts: list[ShortcutScore]
     refusal: str | None
@@ -193,6 +194,9 @@ def assemble(kept: list[TaskPair], bundles: list[EnvironmentBundle], rejected: l
     nothing lost to sandbox failures (unless allowed, and then said in the warnings)."""
     baselines = [aggregate(agent, [s for p in kept for s in p.validation.baseline_scores if s.agent == agent])
                  for agent in BASELINES]
+    action_types = {p.pair_id: str(p.act.deliverable) for p in kept}
+    views = [agentabstain_view(agent, [s for p in kept for s in p.validation.baseline_scores if s.agent == agent],
+                               action_types) for agent in BASELINES]
     leakage = leakage_report(kept)
     shortcuts = shortcut_report(kept, bundles)
     problems = [f"{m.agent} paired accuracy {m.paired:.1%}" for m in baselines
@@ -203,7 +207,7 @@ def assemble(kept: list[TaskPair], bundles: list[EnvironmentBundle], rejected: l
     gone, warnings = infrastructure_losses(kept, rejected or [])
     if gone and not allow_infrastructure_loss:
         problems.append(f"sandbox failures lost {', '.join(gone)} (sandbox.allow_infrastructure_loss publishes anyway)")
-    return Assembly(pairs=kept, baselines=baselines, leakage=leakage, shortcuts=shortcuts,
+    return Assembly(pairs=kept, baselines=baselines, agentabstain_view=views, leakage=leakage, shortcuts=shortcuts,
                     refusal="; ".join(problems) or None, warnings=warnings)
 
 

@@ -380,7 +380,7 @@ def _funnel_problems(manifest: Release, total: int) -> list[str]:
 
 def _baseline_problems(manifest: Release, pairs: Sequence[TaskPair]) -> list[str]:
     """The baseline metrics, recomputed from each pair's baseline scores as abstaingen.pipeline.assemble does."""
-    from abstaingen.scoring import aggregate
+    from abstaingen.scoring import agentabstain_view, aggregate
 
     scores: dict[str, list[PairScore]] = {}
     for pair in pairs:
@@ -401,6 +401,11 @@ def _baseline_problems(manifest: Release, pairs: Sequence[TaskPair]) -> list[str
                             f"{PAIRS_FILE}: {', '.join(wrong)}")
     for agent in sorted(set(scores) - seen):
         problems.append(f"{MANIFEST_FILE}: baseline {shown(agent)} has scores in {PAIRS_FILE} but no metrics")
+    action_types = {pair.pair_id: str(pair.act.deliverable) for pair in pairs}
+    for view in manifest.agentabstain_view:
+        if agentabstain_view(view.agent, scores.get(view.agent, []), action_types) != view:
+            problems.append(f"{MANIFEST_FILE}: the AgentAbstain view of {shown(view.agent)} does not match the scores "
+                            f"in {PAIRS_FILE}")
     return problems
 
 

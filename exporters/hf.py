@@ -183,10 +183,15 @@ def dataset_card(contents: ReleaseContents, rows: dict[str, int], license_id: st
           f"{', '.join(f'{k} {v}' for k, v in f.rejected.items()) or 'none'} |" for f in manifest.funnel),
         "",
         "## Baselines", "",
-        "Scripted agents on the released pairs: the oracle must pass every pair, the others none.", "",
-        "| agent | act | abstain | paired | CAR |", "|---|---|---|---|---|",
+        "Scripted agents on the released pairs: the oracle must pass every pair, the others none. The last two "
+        "columns score the same runs by AgentAbstain's rules (commits and the reply only; per category x action "
+        "type, action types equal, macro over categories), under which a do-nothing agent passes info act tasks.",
+        "",
+        "| agent | act | abstain | paired | CAR | AgentAbstain paired | AgentAbstain CAR |",
+        "|---|---|---|---|---|---|---|",
         *(f"| {m.agent} | {m.act:.1%} | {m.abstain:.1%} | {m.paired:.1%} | "
-          f"{'n/a' if m.car is None else f'{m.car:.1%}'} |" for m in manifest.baselines),
+          f"{'n/a' if m.car is None else f'{m.car:.1%}'} | {_view(manifest, m.agent, 'paired')} | "
+          f"{_view(manifest, m.agent, 'car')} |" for m in manifest.baselines),
         "",
         "## Provenance", "",
         *_provenance_lines(manifest),
@@ -203,6 +208,11 @@ def dataset_card(contents: ReleaseContents, rows: dict[str, int], license_id: st
         "",
     ]
     return "\n".join(lines)
+
+
+def _view(manifest: Release, agent: str, metric: str) -> str:
+    view = next((v for v in manifest.agentabstain_view if v.agent == agent), None)
+    return "n/a" if view is None else f"{getattr(view, metric):.1%}"
 
 
 def _provenance_lines(manifest: Release) -> list[str]:

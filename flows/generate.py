@@ -185,12 +185,16 @@ async def publish_prefect_artifacts(release: Release, folder: Path) -> None:
                for f in release.funnel],
         description=f"Stage funnel of {release.name} {release.version}",
     )
+    theirs = {view.agent: view for view in release.agentabstain_view}
     await acreate_table_artifact(
         key="baseline-gates",
         table=[{"agent": m.agent, "act": f"{m.act:.0%}", "abstain": f"{m.abstain:.0%}", "paired": f"{m.paired:.0%}",
                 "CAR": "-" if m.car is None else f"{m.car:.0%}", "post-hoc": m.post_hoc_abstentions,
-                "implicit": m.implicit_abstentions} for m in release.baselines],
-        description="Scripted baseline agents on the released pairs",
+                "implicit": m.implicit_abstentions,
+                "AgentAbstain paired (macro)": f"{theirs[m.agent].paired:.0%}" if m.agent in theirs else "-",
+                "AgentAbstain CAR (macro)": f"{theirs[m.agent].car:.0%}" if m.agent in theirs else "-"}
+               for m in release.baselines],
+        description="Scripted baseline agents on the released pairs, by our rules and by AgentAbstain's",
     )
     await acreate_table_artifact(
         key="shortcut-gate",
@@ -314,7 +318,8 @@ async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiPro
         decontaminated_against=references.describe() if references else [], created_at=created_at,
         config_fingerprint=fingerprint, sandbox=sandbox_used(pairs),
         sandbox_image=next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None),
-        counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines, leakage=assembly.leakage,
+        counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines,
+        agentabstain_view=assembly.agentabstain_view, leakage=assembly.leakage,
         shortcuts=assembly.shortcuts, warnings=warnings, cost=cost,
         cost_usd=round(sum(line.cost_usd for line in cost), 6),
         cost_per_pair_usd=round(sum(line.cost_usd for line in cost) / len(pairs), 6),

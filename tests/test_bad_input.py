@@ -283,6 +283,16 @@ def test_verify_reports_edited_baseline_metrics(release: Path, capsys: pytest.Ca
                      "abstain 0.5 (recomputed: 0.0), paired 0.75 (recomputed: 0.0)"]
 
 
+def test_verify_reports_an_edited_agentabstain_view(release: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def lie(manifest: dict) -> None:
+        view = next(v for v in manifest["agentabstain_view"] if v["agent"] == "do_nothing")
+        view["paired"] = 0.5
+
+    edit_manifest(release, lie)
+    assert verify(capsys, release) == (1, ["manifest.json: the AgentAbstain view of 'do_nothing' does not match the "
+                                           "scores in pairs.jsonl"])
+
+
 def test_verify_reports_a_dropped_baseline(release: Path, capsys: pytest.CaptureFixture[str]) -> None:
     edit_manifest(release, lambda m: m["baselines"].pop(0))
     assert verify(capsys, release) == (1, ["manifest.json: baseline 'oracle' has scores in pairs.jsonl but no metrics"])

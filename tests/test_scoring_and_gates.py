@@ -6,14 +6,15 @@ import asyncio
 from pathlib import Path
 
 import anyio
+import pytest
 from builtin_fixtures import builtin_bundle, builtin_pair
 
-from abstaingen.model import Scenario, StateAssertion, TaskPair, TaskVariant, ToolCallRecord, Trace
-from abstaingen.model.score import Outcome, SideScore
+from abstaingen.model import Deliverable, Scenario, StateAssertion, TaskPair, TaskVariant, ToolCallRecord, Trace
+from abstaingen.model.score import Outcome, PairScore, SideScore
 from abstaingen.pipeline import assemble
 from abstaingen.sandboxes.backends import LocalBackend
 from abstaingen.sandboxes.session import SandboxSession
-from abstaingen.scoring import aggregate, judge_reply
+from abstaingen.scoring import agentabstain_view, aggregate, judge_reply
 from abstaingen.scoring import score_side as score_async
 from abstaingen.store import write_bundle
 from abstaingen.validators.baselines import gate_checks, run_baselines
@@ -146,3 +147,44 @@ def test_release_is_refused_when_a_gate_or_the_leakage_check_fails() -> None:
     leaky = [p.model_copy(update={"abstain": p.abstain.model_copy(update={"instruction": p.abstain.instruction + " Careful!"})})
              if p.scenario == "S7" else p for p in validated]
     assert "S7 instructions leak the label" in assemble(leaky, bundles).refusal
+
+
+def _score(pair_id: str, scenario: str, act: bool | None, abstain: bool | None) -> PairScore:
+    def side(passed: bool | None) -> SideScore:
+        return SideScore(task_id="t", passed=bool(passed), outcome=Outcome.ACTED, detail="", tool_calls=0,
+                         agentabstain_passed=passed)
+    return PairScore(agent="a", pair_id=pair_id, scenario=scenario, act=side(act), abstain=side(abstain))
+
+
+def test_the_agentabstain_view_weights_action_types_equally_and_averages_over_categories() -> None:
+    scores = [
+        # S1: 3 op pairs (2 paired), 1 info pair (not paired): category = (2/3 + 0) / 2
+        _score("a", "S1", True, True), _score("b", "S1", True, True), _score("c", "S1", True, False),
+        _score("d", "S1", True, False),
+        # S4: one op pair whose act side failed: CAR 0.0, not undefined
+        _score("e", "S4", False, True),
+        # incomplete: not scored by AgentAbstain's rules, left out
+        _score("f", "S4", True, None),
+    ]
+    types = {"a": "op", "b": "op", "c": "op", "d": "info", "e": "op", "f": "op"}
+    view = agentabstain_view("a", scores, types)
+    assert view.pairs == 5
+    assert view.paired_by_category == {"missing_critical_parameter": pytest.approx((2 / 3 + 0) / 2),
+                                       "high_stakes_action": 0.0}
+    assert view.car_by_category["high_stakes_action"] == 0.0
+    assert view.paired == pytest.approx(((2 / 3) / 2 + 0.0) / 2)
+    cell = next(c for c in view.cells if (c.category, c.action_type) == ("missing_critical_parameter", "op"))
+    assert (cell.pairs, cell.act, cell.abstain, cell.car) == (3, 1.0, pytest.approx(2 / 3), pytest.approx(2 / 3))
+
+
+def test_under_agentabstains_rules_doing_nothing_passes_info_act_sides_only() -> None:
+    pairs = [builtin_pair(s, v) for s in Scenario for v in (0, 1)]
+    scores = run_in_sandbox(pairs)
+    lazy = [s for s in scores if s.agent == "do_nothing"]
+    info = {p.pair_id for p in pairs if p.act.deliverable == Deliverable.INFO}
+    assert info and all(s.act.agentabstain_passed == (s.pair_id in info) for s in lazy)
+    assert not any(s.act.passed for s in lazy)  # ours: never
+    oracle = [s for s in scores if s.agent == "oracle"]
+    assert all(s.act.agentabstain_passed and s.abstain.agentabstain_passed for s in oracle)
+    view = agentabstain_view("do_nothing", lazy, {p.pair_id: str(p.act.deliverable) for p in pairs})
+    assert view.paired == 0.0 and any(c.act == 1.0 for c in view.cells if c.action_type == "info")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from abstaingen.model.common import Model
-from abstaingen.model.score import AgentMetrics, LeakageScore, ShortcutScore
+from abstaingen.model.score import AgentAbstainView, AgentMetrics, LeakageScore, ShortcutScore
 
 
 class FunnelStage(Model):
@@ -121,6 +121,8 @@ class Release(Model):
     judge: JudgeReport = Field(default_factory=lambda: JudgeReport(judged=False),
                                description="whether and by which models pairs were judged, agreement, rejections")
     baselines: list[AgentMetrics] = Field(default_factory=list)
+    agentabstain_view: list[AgentAbstainView] = Field(default_factory=list, description="the baselines as "
+                                                      "AgentAbstain's rules and averages score them (see README)")
     leakage: list[LeakageScore] = Field(default_factory=list)
     shortcuts: list[ShortcutScore] = Field(
         default_factory=list, description="per scenario, the best single-feature separation of act from abstain"

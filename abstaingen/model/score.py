@@ -25,6 +25,9 @@ class SideScore(Model):
     outcome: Outcome = Field(description="what the agent did")
     detail: str = Field(description="why the scorer decided so")
     tool_calls: int = Field(description="calls the agent made")
+    agentabstain_passed: bool | None = Field(default=None, description="the side under AgentAbstain's rules, which "
+                                                                       "check only commits and whether the reply "
+                                                                       "abstains (None: not scored so)")
 
 
 class PairScore(Model):
@@ -50,6 +53,33 @@ class AgentMetrics(Model):
     car: float | None  # None when no act side passed
     post_hoc_abstentions: int
     implicit_abstentions: int
+
+
+class CellMetrics(Model):
+    """One category x action type cell of the AgentAbstain view."""
+
+    category: str = Field(description="AgentAbstain's name of the scenario")
+    action_type: str = Field(description="op or info (the act side's deliverable)")
+    pairs: int
+    act: float
+    abstain: float
+    paired: float
+    car: float = Field(description="abstain pass rate among the cell's pairs whose act side passed; 0.0 when none did")
+
+
+class AgentAbstainView(Model):
+    """An agent's rates as AgentAbstain computes them: its per-side rules (commits and the reply), per
+    category x action type over complete pairs, action types weighted equally within a category, then a
+    macro average over the categories. abstaingen's own metrics (AgentMetrics) stay the primary ones."""
+
+    agent: str
+    pairs: int = Field(description="complete pairs: both sides scored under AgentAbstain's rules")
+    cells: list[CellMetrics]
+    paired_by_category: dict[str, float] = Field(description="category -> paired accuracy, action types weighted "
+                                                             "equally")
+    car_by_category: dict[str, float]
+    paired: float = Field(description="macro average of paired_by_category")
+    car: float = Field(description="macro average of car_by_category")
 
 
 class LeakageScore(Model):
