@@ -440,7 +440,7 @@ def run_release_judge_command(options: argparse.Namespace) -> int:
         "version": "", "created_by": f"abstaingen {code_version()}", "derived_from": manifest.version,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "funnel": [*manifest.funnel, judge_line], "judge": result.report, "baselines": assembly.baselines,
-        "agentabstain_view": assembly.agentabstain_view,
+        "agentabstain_view": assembly.agentabstain_view, "backends": {**manifest.backends, "judge": "llm"},
         "leakage": assembly.leakage, "shortcuts": assembly.shortcuts, "cost": cost, "cost_usd": spent,
         "cost_per_pair_usd": round(spent / len(result.kept), 6), "models": {**manifest.models, **result.models},
         "prompts": {**manifest.prompts, **prompt_hashes()}}), result.kept, bundles)

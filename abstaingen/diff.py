@@ -13,8 +13,8 @@ from abstaingen.model.common import Model
 # What a pair records about the run that made it, not about the pair: left out when telling whether a
 # pair present in both releases changed.
 _RUN_FIELDS: dict[str, Any] = {"provenance": {"created_at", "config_fingerprint", "code_version"}, "canary": True}
-_SETTINGS = ("seed", "config_fingerprint", "created_by", "created_at", "derived_from", "sandbox", "sandbox_image",
-             "models", "prompts", "canary")
+_SETTINGS = ("seed", "config_fingerprint", "created_by", "created_at", "derived_from", "backends", "sandbox",
+             "sandbox_image", "models", "prompts", "canary")
 
 
 class CountChange(Model):

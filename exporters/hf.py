@@ -223,6 +223,7 @@ def _provenance_lines(manifest: Release) -> list[str]:
         "made by": manifest.created_by,
         "seed": str(manifest.seed),
         "config fingerprint": manifest.config_fingerprint,
+        "backends": ", ".join(f"{k}: {v}" for k, v in manifest.backends.items()) or "unknown",
         "models": ", ".join(f"{k}: {v}" for k, v in sorted(manifest.models.items())) or "none (builtin backend)",
         "prompt hashes": ", ".join(f"{k} {v[:12]}" for k, v in sorted(manifest.prompts.items())) or "none",
         "judged by": f"{', '.join(judge.models)} ({judge.rule})" if judge.judged else "no judge committee",

@@ -315,6 +315,7 @@ async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiPro
     manifest = Release(
         name=config.dataset.name, version="", created_by=f"abstaingen {code_version()}", seed=seed,
         checked_against=earlier.versions, canary=canary,
+        backends={**provenance.backend, "judge": "llm" if judged else "none"},
         decontaminated_against=references.describe() if references else [], created_at=created_at,
         config_fingerprint=fingerprint, sandbox=sandbox_used(pairs),
         sandbox_image=next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None),

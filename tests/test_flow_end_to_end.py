@@ -72,6 +72,8 @@ def test_release_has_replay_verified_pairs_for_every_scenario_and_domain(two_run
     assert {(p.provenance.created_at, p.provenance.config_fingerprint) for p in pairs} == {
         (manifest.created_at, manifest.config_fingerprint)}
     assert manifest.checked_against == [] and "canary GUID" in manifest.canary
+    assert manifest.backends == {"capability": "builtin", "environment": "builtin", "task": "builtin",
+                                 "perturbation": "builtin", "judge": "none"}
     assert {p.canary for p in pairs} == {manifest.canary}
     created = datetime.fromisoformat(manifest.created_at or "")
     assert created.utcoffset() == timedelta(0) and abs(datetime.now(UTC) - created) < timedelta(hours=1)

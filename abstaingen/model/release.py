@@ -114,6 +114,8 @@ class Release(Model):
     funnel: list[FunnelStage]
     cost_usd: float = Field(default=0.0, description="money spent on model calls by this run")
     cost_per_pair_usd: float = Field(default=0.0, description="cost_usd over the released pairs")
+    backends: dict[str, str] = Field(default_factory=dict, description="stage -> backend (builtin or llm), the judge "
+                                                                       "included")
     models: dict[str, str] = Field(default_factory=dict, description="llm stages: [models] key -> model (family)")
     prompts: dict[str, str] = Field(default_factory=dict, description="llm stages: template -> sha256; each pair's "
                                                                       "provenance names the ones that wrote it")
