@@ -471,7 +471,8 @@ def test_seeds_of_any_total_size_reach_the_flow(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     # what the CLI sets before Prefect loads (this script calls the flow without the CLI): with analytics
     # on, the ephemeral server's telemetry write can race its first migration ("database is locked")
-    env.update(PREFECT_HOME=str(tmp_path / "prefect-home"), PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1")
+    env.update(PREFECT_HOME=str(tmp_path / "prefect-home"), PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1",
+               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="180")
     run = subprocess.run([sys.executable, "-c", SEEDS_REACH_THE_FLOW, str(seeds)], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert "release refused, nothing was published: 36 seeds, 576000 characters" in run.stdout, run.stderr[-3000:]

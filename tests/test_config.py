@@ -154,7 +154,7 @@ def test_malformed_toml_gives_line_and_column(tmp_path: Path) -> None:
 def test_unknown_section(tmp_path: Path) -> None:
     message = config_error(tmp_path, "[datasets]\nname = 'x'\n")
     assert "datasets: unknown key" in message
-    assert "dataset, generation" in message  # the known keys are listed
+    assert "dataset, decontamination, generation" in message  # the known keys are listed
 
 
 def test_unknown_key_in_a_section(tmp_path: Path) -> None:
