@@ -9,6 +9,7 @@
     abstaingen release erratum RELEASE_DIR --pair ID --field PATH --value JSON --reason TEXT
     abstaingen export hf RELEASE_DIR OUT_DIR [--license ID] [--push ORG/NAME [--private]]
     abstaingen export agentabstain RELEASE_DIR OUT_DIR [--allow-unsandboxed]
+    abstaingen export inspect RELEASE_DIR OUT_DIR
     abstaingen release audit-sample RELEASE_DIR [--n 48] [--seed N] [--output DIR]
     abstaingen release audit-score RELEASE_DIR SHEET.csv
 
@@ -173,6 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
     agentabstain.add_argument("--allow-unsandboxed", action="store_true",
                               help="export model-written environments too (the harness runs their code in-process)")
     agentabstain.set_defaults(command=run_export_command, exporter="agentabstain")
+    inspect = export.add_parser("inspect", help="an Inspect AI task file: one sample per side, our environment as MCP "
+                                                "tools (env serve in the sandbox), our scorer")
+    inspect.add_argument("release_dir", type=Path, metavar="RELEASE_DIR")
+    inspect.add_argument("out", type=Path, metavar="OUT_DIR", help="a new or empty folder")
+    inspect.set_defaults(command=run_export_command, exporter="inspect")
     return parser
 
 

@@ -16,8 +16,9 @@ from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from abstaingen.errors import AbstaingenError
-from abstaingen.model import JsonValue, TaskOverlay, ToolCallRecord, Trace
-from abstaingen.model.common import Model
+from abstaingen.model import EnvironmentBundle, JsonValue, TaskOverlay, ToolCallRecord, Trace
+from abstaingen.model.common import Model, content_hash
+from abstaingen.model.task import apply_state_patch
 from abstaingen.sandboxes.backends import SandboxBackend
 
 T = TypeVar("T")
@@ -125,15 +126,30 @@ class SandboxSession:
         outcome = await self._control(SNAPSHOT_TOOL, args)
         if not outcome.ok or not isinstance(outcome.result, dict):
             raise SandboxError(f"no snapshot from {self.bundle_dir.name}: {outcome.error}")
-        snap = outcome.result
-        log = snap.get("log")
-        return Trace(
-            env_id=env_id,
-            calls=[ToolCallRecord.model_validate(c) for c in (log if isinstance(log, list) else [])],
-            initial_state_hash=snap["initial_state_hash"],
-            final_state_hash=snap["final_state_hash"],
-            final_state=snap["final_state"],
-        )
+        return trace_from_snapshot(env_id, outcome.result)
+
+
+def trace_from_snapshot(env_id: str, snap: dict[str, Any]) -> Trace:
+    """A Trace from the runtime server's snapshot (the control tool's answer, or --record's snapshot.json)."""
+    log = snap.get("log")
+    return Trace(
+        env_id=env_id,
+        calls=[ToolCallRecord.model_validate(c) for c in (log if isinstance(log, list) else [])],
+        initial_state_hash=snap["initial_state_hash"],
+        final_state_hash=snap["final_state_hash"],
+        final_state=snap["final_state"],
+    )
+
+
+def recorded_trace(record_dir: Path, bundle: EnvironmentBundle, overlay: TaskOverlay) -> Trace:
+    """The episode an external client ran against `env serve --record DIR`: its last snapshot, or, when
+    the client made no call (nothing was recorded), the untouched starting state."""
+    snapshot = record_dir / "snapshot.json"
+    if snapshot.is_file():
+        return trace_from_snapshot(bundle.env_id, json.loads(snapshot.read_text(encoding="utf-8")))
+    start = apply_state_patch(bundle.initial_state, overlay.state_patch)
+    return Trace(env_id=bundle.env_id, initial_state_hash=content_hash(start), final_state_hash=content_hash(start),
+                 final_state=start)
 
 
 async def run_episodes(

@@ -1,0 +1,116 @@
+"""`abstaingen export inspect`: the task file runs under `inspect eval` with Inspect's scripted mockllm
+model, which serves each side's environment through `abstaingen env serve` and scores with our scorer."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from builtin_fixtures import builtin_bundle, builtin_pair
+
+from abstaingen import cli
+from abstaingen.model import FunnelStage, Release, Scenario
+from abstaingen.pipeline import stamped
+from abstaingen.store import publish_release
+
+# A scripted agent that acts on everything: it makes the calls of the pair's act-side solution (found by
+# the request, which both sides of S5-S8 share) and then reports success or the answer.
+SCRIPTED = '''
+import json, sys
+sys.path.insert(0, {out!r})
+from abstaingen_task import abstaingen
+from inspect_ai import task, task_with
+from inspect_ai.model import ChatMessageTool, ChatMessageUser, ModelOutput, ModelUsage, get_model
+
+PLANS = json.load(open({plans!r}))
+
+def resolve(ref, outputs):
+    value = outputs[ref["node"]]
+    for key in ref.get("path", []):
+        value = value[key]
+    return value
+
+def always_act(input, tools, tool_choice, config):
+    request = next(m for m in input if isinstance(m, ChatMessageUser)).text
+    plan = PLANS[request]
+    results = [m for m in input if isinstance(m, ChatMessageTool)]
+    outputs = {{node["id"]: json.loads(m.text) for node, m in zip(plan["nodes"], results) if m.error is None}}
+    output = None
+    if len(results) < len(plan["nodes"]):
+        node = plan["nodes"][len(results)]
+        try:
+            args = {{**node["args"], **{{k: resolve(ref, outputs) for k, ref in node["bindings"].items()}}}}
+            output = ModelOutput.for_tool_call("mockllm/model", node["tool"], args, content="")
+        except (KeyError, IndexError, TypeError):
+            pass  # an earlier call failed: stop calling
+    if output is None:
+        answer = plan["answer_from"]
+        text = "Done, your request is complete."
+        if answer is not None and answer["node"] in outputs:
+            text = "Here is what you asked for: " + str(resolve(answer, outputs)) + "."
+        output = ModelOutput.from_content("mockllm/model", text)
+    output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no tokenizer download
+    return output
+
+@task
+def scripted_always_act():
+    return task_with(abstaingen(folder={out!r}, sandbox="local"),
+                     model=get_model("mockllm/model", custom_outputs=always_act))
+'''
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, list]:
+    folder = tmp_path_factory.mktemp("inspect")
+    pairs = [builtin_pair(s, 0, "travel") for s in Scenario] + [builtin_pair(Scenario.S7, 1, "travel")]
+    draft = Release(name="demo", version="", created_by="test", config_fingerprint="f", sandbox="local", counts={},
+                    total_pairs=0, canary="canary-x", funnel=[FunnelStage(stage="task", received=len(pairs),
+                                                                          passed=len(pairs))])
+    publish_release(folder / "releases", draft, stamped(pairs, "canary-x", "t", "f"), [builtin_bundle("travel")])
+    out = folder / "export"
+    assert cli.main(["export", "inspect", str(folder / "releases" / "demo" / "v1"), str(out)]) == 0
+    plans = {side.instruction: {"nodes": [n.model_dump(mode="json") for n in pair.act.reference_dag.nodes],
+                                "answer_from": pair.act.answer_from and pair.act.answer_from.model_dump(mode="json")}
+             for pair in pairs for side in (pair.act, pair.abstain)}
+    (folder / "plans.json").write_text(json.dumps(plans))
+    (folder / "scripted.py").write_text(SCRIPTED.format(out=str(out), plans=str(folder / "plans.json")))
+    env = {**os.environ, "HOME": str(folder / "home"), "XDG_DATA_HOME": str(folder / "xdg"),
+           "INSPECT_DISPLAY": "plain"}
+    run = subprocess.run([str(Path(sys.executable).parent / "inspect"), "eval", "scripted.py@scripted_always_act",
+                          "--log-dir", str(folder / "logs"), "--log-format", "json"],
+                         cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    [log] = list((folder / "logs").glob("*.json"))
+    return out, json.loads(log.read_text()), pairs
+
+
+def test_the_task_runs_under_inspect_eval_and_every_sample_is_scored(evaluated) -> None:
+    _, log, pairs = evaluated
+    assert log["status"] == "success", log.get("error")
+    assert len(log["samples"]) == 2 * len(pairs)
+    assert all(not sample.get("error") for sample in log["samples"])
+
+
+def test_our_scorer_passes_every_act_side_and_no_abstain_side_of_an_agent_that_always_acts(evaluated) -> None:
+    _, log, pairs = evaluated
+    for sample in log["samples"]:
+        [score] = sample["scores"].values()
+        side = sample["metadata"]["task_type"]
+        assert score["value"] == ("C" if side == "act" else "I"), (sample["id"], score["explanation"])
+        calls = [c for m in sample["messages"] if m["role"] == "assistant" for c in (m.get("tool_calls") or [])]
+        assert calls or sample["metadata"]["scenario"] == "S4"  # tools reached the sandboxed environment
+    metrics = {name: m["value"] for s in log["results"]["scores"] for name, m in s["metrics"].items()}
+    assert metrics["accuracy"] == 0.5 and metrics["paired_accuracy"] == 0.0
+
+
+def test_the_export_holds_what_the_task_file_reads(evaluated) -> None:
+    out, _, pairs = evaluated
+    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rows] == [side.task_id for p in pairs for side in (p.act, p.abstain)]
+    assert all(r["metadata"]["canary"] == "canary-x" for r in rows)
+    assert (out / "environments" / pairs[0].act.env_id / "implementation.py").is_file()
+    assert "inspect eval abstaingen_task.py" in (out / "README.md").read_text()
