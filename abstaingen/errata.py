@@ -17,9 +17,10 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from abstaingen.errors import AbstaingenError, read_user_text, shown
+from abstaingen.errors import AbstaingenError, shown
 from abstaingen.model import TaskPair
 from abstaingen.model.common import JsonValue, Model
+from abstaingen.store import read_models
 
 ERRATA_DIR = "errata"
 WITHDRAWN = "withdrawn"
@@ -42,15 +43,7 @@ def read_errata(release_folder: Path, version: str) -> list[Erratum]:
     path = errata_file(release_folder, version)
     if not path.is_file():
         return []
-    errata = []
-    for number, line in enumerate(read_user_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            errata.append(Erratum.model_validate_json(line))
-        except ValidationError as exc:
-            raise AbstaingenError(f"{path}:{number}: not an erratum: {exc.errors()[0]['msg']}") from None
-    return errata
+    return read_models(path, Erratum, "erratum")
 
 
 def corrected(pair: TaskPair, erratum: Erratum) -> TaskPair | None:

@@ -27,8 +27,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from abstaingen.config import GenerateConfig, SeedInstruction, seeds_in_scope
 from abstaingen.errors import AbstaingenError, read_user_text, shown
@@ -49,12 +50,15 @@ __all__ = [
     "load_release",
     "publish_release",
     "read_bundle",
+    "read_models",
     "read_pairs",
     "release_folder",
     "require_writable_dir",
     "verify_release",
     "write_bundle",
 ]
+
+M = TypeVar("M", bound=BaseModel)
 
 ENVIRONMENT_FILE = "environment.json"
 IMPLEMENTATION_FILE = "implementation.py"
@@ -100,15 +104,20 @@ def read_bundle(folder: Path) -> EnvironmentBundle:
 
 def read_pairs(path: Path) -> list[TaskPair]:
     """TaskPairs from a JSONL file (blank lines skipped); errors name the line."""
-    pairs = []
+    return read_models(path, TaskPair, "task pair")
+
+
+def read_models(path: Path, model: type[M], what: str) -> list[M]:
+    """One `model` per line of a JSONL file (blank lines skipped); an invalid line is an error naming it."""
+    found = []
     for number, line in enumerate(read_user_text(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            pairs.append(TaskPair.model_validate_json(line))
+            found.append(model.model_validate_json(line))
         except ValidationError as exc:
-            raise AbstaingenError(f"{path}:{number}: invalid task pair: {_first_error(exc)}") from None
-    return pairs
+            raise AbstaingenError(f"{path}:{number}: invalid {what}: {_first_error(exc)}") from None
+    return found
 
 
 def counts_for(pairs: Iterable[TaskPair]) -> dict[str, dict[str, int]]:
