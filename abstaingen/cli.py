@@ -1,6 +1,7 @@
 """The `abstaingen` command line.
 
     abstaingen generate [--config PATH] [--seeds PATH] [--output DIR] [--domains a,b] [--seed N] [--sandbox B]
+                        [-v | -q] [--json]
     abstaingen sandbox build-image [--dockerfile]
     abstaingen models check [--config PATH]
     abstaingen env serve BUNDLE_DIR [--task PAIRS_JSONL --task-id ID] [--record DIR]
@@ -20,14 +21,16 @@ User errors end in one `abstaingen: error: ...` line on stderr and exit code 2. 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from abstaingen import __version__
-from abstaingen.config import GenerateConfig, SeedInstruction, apply_overrides, load_config, load_seeds
+from abstaingen.config import GenerateConfig, apply_overrides, load_config, load_seeds
 from abstaingen.errors import AbstaingenError, shown
 from abstaingen.model import EnvironmentBundle, FunnelStage, Release, TaskVariant
 from abstaingen.settings import configure_prefect_defaults
@@ -46,7 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USER_ERROR, EXIT_REFUSED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -81,6 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--sandbox", metavar="BACKEND", help="auto, docker, bwrap or local (overrides sandbox.backend)")
     generate.add_argument("--allow-unsandboxed", action="store_true",
                           help="let LLM-written environment code run in a plain subprocess")
+    loudness = generate.add_mutually_exclusive_group()
+    loudness.add_argument("-v", "--verbose", action="store_true",
+                          help="also show Prefect's log lines (every task run) on the terminal")
+    loudness.add_argument("-q", "--quiet", action="store_true",
+                          help="no progress display; only warnings, errors and the final lines")
+    generate.add_argument("--json", action="store_true",
+                          help="print the run's summary as one JSON object on stdout instead of text")
     generate.set_defaults(command=run_generate_command)
 
     env = commands.add_parser("env", help="work with environment bundles").add_subparsers(
@@ -179,6 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("release_dir", type=Path, metavar="RELEASE_DIR")
     inspect.add_argument("out", type=Path, metavar="OUT_DIR", help="a new or empty folder")
     inspect.set_defaults(command=run_export_command, exporter="inspect")
+    ui = commands.add_parser("ui", help="serve Prefect's UI and API here, over this project's PREFECT_HOME, "
+                                        "until Ctrl-C")
+    ui.add_argument("--port", type=int, default=4200, help="port (default 4200)")
+    ui.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
+    ui.set_defaults(command=run_ui_command)
     return parser
 
 
@@ -190,46 +205,60 @@ def _comma_list(text: str) -> list[str]:
 
 
 def run_generate_command(options: argparse.Namespace) -> int:
+    """Run the flow with a progress display on stderr, then the summary (or --json) on stdout; a refused
+    release's summary goes to stderr. Exit 0: published, 3: refused by the gates."""
+    import time
+
+    from abstaingen import console, progress
+
+    started = time.monotonic()
     config = apply_overrides(
         load_config(options.config), output_dir=options.output, domains=options.domains, seed=options.seed,
         sandbox=options.sandbox, allow_unsandboxed=options.allow_unsandboxed,
     )
-    require_writable_dir(config.dataset.output_dir / config.dataset.name)  # before any work, not after it
-    seeds = _seeds_for(config, options.seeds)
-    from abstaingen.flows.generate import run_generate
+    verbosity: console.Verbosity = "quiet" if options.quiet else "verbose" if options.verbose else "normal"
+    display = console.open_display(verbosity)
+    chatter = console.PrefectChatter(hold_back=verbosity != "verbose",
+                                     on_server_start=lambda: display.status(console.temporary_server_line()),
+                                     on_flow_run=lambda _name: display.ready())
+    try:
+        with display, _stopped_by_signals(display.abort):
+            display.phase("loading the pipeline")
+            from abstaingen.flows.generate import run_generate
 
-    release = run_generate(config, seeds)
-    print(_summary(config, release))
-    return EXIT_OK
+            display.server_url = console.prefect_api_url()
+            console.hush_prefect(chatter)  # left on: the temporary server's goodbye at exit stays quiet too
+            if isinstance(display, console.LiveDisplay):
+                display.reroute_prefect()
+            display.phase("checking the config, the seeds and the sandbox")
+            with progress.watching(display.update):
+                result = run_generate(config, options.seeds)
+    finally:
+        chatter.on_server_start = chatter.on_flow_run = None
+    summary = console.summarize(result, config, time.monotonic() - started)
+    if options.json:
+        print(summary.model_dump_json(indent=2))
+    else:
+        console.print_summary(summary, verbosity, sys.stdout if summary.status == "published" else sys.stderr)
+    return EXIT_OK if summary.status == "published" else EXIT_REFUSED
 
 
-def _seeds_for(config: GenerateConfig, seeds_option: Path | None) -> list[SeedInstruction]:
-    path = seeds_option or config.generation.seeds_file
-    return load_seeds(path, config.backend_for("capability") == "builtin") if path is not None else []
+def _stopped_by_signals(cleanup: Callable[[], None]) -> AbstractContextManager[None]:
+    """Ctrl-C or SIGTERM from here on ends the process through abstaingen.interrupts (one line, exit
+    128 + signal), running `cleanup` after the flow's own; off the main thread signals cannot be set."""
+    import threading
 
+    from abstaingen.interrupts import stop_on_signals
 
-def _summary(config: GenerateConfig, release: Release) -> str:
-    folder = release_folder(config.dataset.output_dir, release.name, release.version)
-    by_scenario = ", ".join(f"{scenario} {n}" for scenario, n in release.counts.get("scenario", {}).items())
-    return "\n".join(
-        [
-            f"published {release.name} {release.version} at {folder}",
-            f"pairs: {release.total_pairs} (seed {release.seed}" + (
-                f"; none repeats {', '.join(release.checked_against)})" if release.checked_against else ")"),
-            f"by scenario: {by_scenario or 'none'}",
-            _judged(release),
-            *(f"warning: {warning}" for warning in release.warnings),
-        ]
-    )
+    if threading.current_thread() is not threading.main_thread():
+        return contextlib.nullcontext()
+    return stop_on_signals(cleanup)
 
 
 def _judged(release: Release) -> str:
-    judge = release.judge
-    if not judge.judged:
-        return "judged: no (set roles.judge to put pairs before a judge committee)"
-    rejected = ", ".join(f"{reason} {n}" for reason, n in judge.rejected.items()) or "none"
-    return (f"judged by {', '.join(judge.models)} ({judge.rule}): {judge.pairs} pairs, rejected for {rejected}; "
-            f"routes claimed {judge.routes_claimed}, completed {judge.routes_completed}")
+    from abstaingen.console import judged_line
+
+    return judged_line(release)
 
 
 # --- env serve -----------------------------------------------------------------------------------
@@ -298,6 +327,15 @@ def _require_runs_in(variant: TaskVariant, bundle: EnvironmentBundle, bundle_dir
         raise AbstaingenError(f"task {variant.task_id} hides or breaks tools {bundle_dir} does not have: {unknown}")
 
 
+# --- ui ------------------------------------------------------------------------------------------
+
+
+def run_ui_command(options: argparse.Namespace) -> int:
+    from abstaingen.ui import serve_ui
+
+    return serve_ui(options.host, options.port)
+
+
 # --- models check --------------------------------------------------------------------------------
 
 
@@ -339,6 +377,10 @@ def run_export_command(options: argparse.Namespace) -> int:
     out: Path = options.out
     if getattr(options, "private", False) and not options.push:
         raise AbstaingenError("--private goes with --push")
+    if getattr(options, "push", None):  # checked before the export is written: the upload needs abstaingen[hf]
+        from abstaingen.exporters.hf import require_hub
+
+        require_hub()
     if out.resolve().is_relative_to(release.resolve()):
         raise AbstaingenError(f"{out}: an export goes to its own folder, not inside the release")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):

@@ -150,6 +150,9 @@ class DatasetConfig(Model):
     output_dir: Path = Field(default=Path("artifacts"), description="relative to the current working directory")
     seed: StrictInt | None = Field(default=None, ge=0, description="what the generators draw from; unset, each run "
                                                                   "draws a fresh one (the manifest records it)")
+    allow_incomplete: StrictBool = Field(
+        default=False, description="publish even when a domain or scenario the run was asked for has no pair left "
+                                   "(the manifest then says which in its warnings); by default such a release is refused")
 
     @field_validator("name")
     @classmethod

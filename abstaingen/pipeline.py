@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio
@@ -188,10 +188,19 @@ def infrastructure_losses(kept: list[TaskPair], rejected: list[TaskPair]) -> tup
     return gone, [warning + (f"; lost entirely: {', '.join(gone)}" if gone else "")]
 
 
+def missing_coverage(kept: list[TaskPair], domains: Sequence[str], scenarios: Sequence[str]) -> list[str]:
+    """The domains and scenarios a run was asked for that no kept pair covers."""
+    have = {"domain": {p.domain for p in kept}, "scenario": {str(p.scenario) for p in kept}}
+    return [f"{kind} {value}" for kind, wanted in (("domain", domains), ("scenario", scenarios))
+            for value in wanted if value not in have[kind]]
+
+
 def assemble(kept: list[TaskPair], bundles: list[EnvironmentBundle], rejected: list[TaskPair] | None = None,
-             allow_infrastructure_loss: bool = False) -> Assembly:
-    """The release-level gates: baseline metrics, the leakage report, the shortcut gate, and
-    nothing lost to sandbox failures (unless allowed, and then said in the warnings)."""
+             allow_infrastructure_loss: bool = False, expected_domains: Sequence[str] = (),
+             expected_scenarios: Sequence[str] = (), allow_incomplete: bool = False) -> Assembly:
+    """The release-level gates: baseline metrics, the leakage report, the shortcut gate, nothing lost
+    to sandbox failures, and every domain and scenario asked for present (the last two can be waived,
+    and are then said in the warnings)."""
     baselines = [aggregate(agent, [s for p in kept for s in p.validation.baseline_scores if s.agent == agent])
                  for agent in BASELINES]
     action_types = {p.pair_id: str(p.act.deliverable) for p in kept}
@@ -207,6 +216,11 @@ def assemble(kept: list[TaskPair], bundles: list[EnvironmentBundle], rejected: l
     gone, warnings = infrastructure_losses(kept, rejected or [])
     if gone and not allow_infrastructure_loss:
         problems.append(f"sandbox failures lost {', '.join(gone)} (sandbox.allow_infrastructure_loss publishes anyway)")
+    missing = [m for m in missing_coverage(kept, expected_domains, expected_scenarios) if m not in gone]
+    if missing and not allow_incomplete:
+        problems.append(f"no pair of {', '.join(missing)} was kept (dataset.allow_incomplete publishes anyway)")
+    elif missing:
+        warnings.append(f"published without {', '.join(missing)}: no pair of them was kept")
     return Assembly(pairs=kept, baselines=baselines, agentabstain_view=views, leakage=leakage, shortcuts=shortcuts,
                     refusal="; ".join(problems) or None, warnings=warnings)
 

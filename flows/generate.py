@@ -1,36 +1,56 @@
 """The generation flow: seed instructions in, a validated, published release out.
 
-capability extraction -> environment synthesis -> positive tasks + DAGs -> perturbation -> dedup
--> validation (structural and preconditions; replay, policy, witness and baseline gates in the sandbox)
--> release gates (baselines, leakage, shortcuts) -> release
+pre-flight -> capability extraction -> environment synthesis -> positive tasks + DAGs -> perturbation
+-> dedup -> validation (structural and preconditions; replay, policy, witness and baseline gates in the
+sandbox) -> release gates (baselines, leakage, shortcuts, coverage) -> release
 
 A thin shell over abstaingen.pipeline: each stage there runs here as a Prefect task over one
 environment (or the whole seed list), never a single tool call, so each is worth far more than
-Prefect's per-task overhead, and each shows in the UI.
-"""
+Prefect's per-task overhead, and each shows in the UI, named after its domain.
 
-from __future__ import annotations
+The flow runs the same however it is started (the CLI, a schedule, the UI): its parameters have
+defaults, and everything the CLI used to settle before starting it (the seed, the sandbox, the
+seeds) is settled inside, by `plan_run`. Its final state is honest: Completed with a release,
+Failed when the gates refused the data or the input was bad (the GenerationResult says which).
+
+No `from __future__ import annotations` here: Prefect builds the parameter schema from these
+annotations, also in the process a served deployment starts for each run.
+"""
 
 import asyncio
 import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import Awaitable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, Literal, TypeVar
 
+import anyio
 import httpx
-from prefect import flow, get_client, get_run_logger, task
-from prefect.artifacts import acreate_markdown_artifact, acreate_table_artifact
+from prefect import flow, get_client, get_run_logger, tags, task
 from prefect.cache_policies import NONE
+from prefect.context import get_run_context
+from prefect.states import Failed, State
+from pydantic import Field
 
 import abstaingen
+from abstaingen.checkpoints import Checkpoints, DatasetLock
 from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction, load_seeds, seeds_in_scope
 from abstaingen.errors import AbstaingenError
+from abstaingen.flows.artifacts import (
+    RejectionSample,
+    StageProgress,
+    publish_funnel,
+    publish_refusal,
+    publish_release_artifacts,
+    rejection_samples,
+)
 from abstaingen.generators import Generator, generators_for_run, get_generator, make_generator
 from abstaingen.interrupts import hold_signals, note_published, publishing, stop_on_signals, stop_run, take_signals
-from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, TaskPair
+from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, Scenario, TaskPair
 from abstaingen.model.common import Model
 from abstaingen.model.release import JudgeReport
 from abstaingen.pipeline import (
@@ -47,10 +67,10 @@ from abstaingen.pipeline import (
     perturb_all,
     stamped,
     synthesize_all,
-    validate_concurrently,
     with_repairs,
     write_positives,
 )
+from abstaingen.progress import report
 from abstaingen.providers.calls import ProviderUnavailable
 from abstaingen.sandboxes.backends import (
     DockerBackend,
@@ -61,20 +81,67 @@ from abstaingen.sandboxes.backends import (
     stop_local_sandboxes,
 )
 from abstaingen.sandboxes.docker_transport import LEFTOVERS
-from abstaingen.store import dataset_canary, earlier_releases, publish_release, remove_scratch, scratch_folder
+from abstaingen.store import (
+    dataset_canary,
+    earlier_releases,
+    publish_release,
+    release_folder,
+    remove_scratch,
+    require_writable_dir,
+)
 from abstaingen.validators.decontaminate import load_references
 from abstaingen.validators.judge import JudgedBatch, committee_for_run, judge_environment, open_committee
 from abstaingen.validators.judge import prompt_hashes as judge_prompts
-from abstaingen.validators.shortcuts import LIMIT as SHORTCUT_LIMIT
-from abstaingen.validators.validate import ValidatedBatch, validate_pairs_async
+from abstaingen.validators.validate import LAYERS, ValidatedBatch, validate_pairs_async
 
 EXIT_FAILED, EXIT_USER_ERROR = 1, 2
+T = TypeVar("T")
 
 
 class GenerationResult(Model):
-    release: Release | None  # None when the release was refused
-    funnel: list[FunnelStage]
-    refusal: str | None = None
+    """How a generation run ended: the flow run's return value (with a Failed state unless published)."""
+
+    outcome: Literal["published", "refused", "bad_input"] = Field(
+        description="published: a new version is out; refused: the data failed a release gate; bad_input: the "
+                    "config, seeds or output folder cannot be used")
+    release: Release | None = Field(default=None, description="the published manifest")
+    folder: Path | None = Field(default=None, description="where the release was published")
+    funnel: list[FunnelStage] = Field(default_factory=list, description="items in, out and why, per stage")
+    refusal: str | None = Field(default=None, description="why nothing was published")
+    rejection_samples: list[RejectionSample] = Field(default_factory=list,
+                                                     description="a few rejected pairs per reason")
+    warnings: list[str] = Field(default_factory=list)
+    flow_run_id: str | None = Field(default=None, description="the Prefect flow run")
+    ui_url: str | None = Field(default=None, description="the flow run's page, when a Prefect server (not the "
+                                                         "temporary one) recorded it")
+    elapsed_s: float = Field(default=0.0, description="wall-clock seconds from the start of the flow run")
+
+
+class RunPlan(Model):
+    """What a run works from, settled before any work: nothing here may still be 'auto' or unset."""
+
+    config: GenerateConfig = Field(description="with its seed drawn and its sandbox backend chosen")
+    seeds: list[SeedInstruction] = Field(description="the seed instructions in scope")
+
+
+def plan_run(config: GenerateConfig, seeds_file: Path | None) -> RunPlan:
+    """Pre-flight checks: everything a run can be refused for before it spends anything. Raises
+    AbstaingenError, with one line, for input the user has to fix."""
+    config = config.with_seed()  # before the generators open: the seed is part of every model call's cache key
+    path = seeds_file or config.generation.seeds_file
+    seeds = load_seeds(path, config.backend_for("capability") == "builtin") if path is not None else []
+    in_scope = seeds_in_scope(config, seeds)
+    if not in_scope:
+        raise AbstaingenError("no seed instruction belongs to the configured domains "
+                              f"({', '.join(config.generation.domains)})")
+    # `auto` becomes a backend here, once: a missing Docker image is one line, not a traceback from
+    # inside every validation task
+    chosen = select_backend(config.sandbox.backend).name
+    config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": chosen})})
+    for name in {config.backend_for(stage) for stage in GENERATION_STAGES}:
+        make_generator(name, config)  # a backend the config cannot work with is one line here, not a failed task
+    require_writable_dir(config.dataset.output_dir / config.dataset.name)
+    return RunPlan(config=config, seeds=in_scope)
 
 
 def sweep_sandboxes(backend: str) -> None:
@@ -104,11 +171,6 @@ def code_version() -> str:
     return f"{abstaingen.__version__}+{sha}" if sha else abstaingen.__version__
 
 
-# Generation stages take the backend's name (the config's choice for the stage), not a generator object:
-# Prefect records task parameters, and a name is what the UI should show. The run's generators are
-# opened once by the flow (generators_for_run) and looked up by that name.
-
-
 @contextlib.contextmanager
 def provider_given_up() -> Iterator[None]:
     """A provider that keeps failing ends the run with one line (inside the task, before Prefect logs
@@ -119,25 +181,31 @@ def provider_given_up() -> Iterator[None]:
         stop_run(f"error: {exc}; the run stopped (answers so far are in the response cache)", EXIT_FAILED)
 
 
+# Generation stages take the backend's name (the config's choice for the stage), not a generator object:
+# Prefect records task parameters, and a name is what the UI should show. The run's generators are
+# opened once by the flow (generators_for_run) and looked up by that name. Task runs are named after
+# the domain they work on, so the UI reads "validate travel", not "validate-63a".
+
+
 @task(name="extract capabilities", cache_policy=NONE)
 async def extract_capabilities_stage(seeds: list[SeedInstruction], backend: str) -> CapabilityBatch:
     with provider_given_up():
         return await extract_all(get_generator(backend), seeds)
 
 
-@task(name="synthesize environment", cache_policy=NONE)
+@task(name="synthesize environment", task_run_name="synthesize {spec.domain}", cache_policy=NONE)
 async def synthesize_environment_stage(spec: CapabilitySpec, seed: int, backend: str) -> EnvironmentBatch:
     with provider_given_up():
         return await synthesize_all(get_generator(backend), [spec], seed)
 
 
-@task(name="write positive tasks", cache_policy=NONE)
+@task(name="write positive tasks", task_run_name="write tasks {bundle.domain}", cache_policy=NONE)
 async def positive_tasks_stage(bundle: EnvironmentBundle, variants: int, seed: int, backend: str) -> PositiveBatch:
     with provider_given_up():
         return await write_positives(get_generator(backend), bundle, variants, seed)
 
 
-@task(name="perturb", cache_policy=NONE)
+@task(name="perturb", task_run_name="perturb {bundle.domain}", cache_policy=NONE)
 async def perturb_stage(bundle: EnvironmentBundle, positives: PositiveBatch, provenance: Provenance, seed: int,
                         backend: str) -> PerturbedBatch:
     with provider_given_up():
@@ -147,24 +215,70 @@ async def perturb_stage(bundle: EnvironmentBundle, positives: PositiveBatch, pro
 dedup_stage = task(name="remove near-duplicates", cache_policy=NONE)(deduplicate)
 assemble_stage = task(name="assemble release", cache_policy=NONE)(assemble)
 
+# Environments validated (or judged) at once in this process: each holds a sandbox. Every
+# environment's task run starts at once, so the UI lists the queued ones too, and waits here for a slot.
+_sandbox_slots: list[anyio.CapacityLimiter] = []
 
-@task(name="validate", cache_policy=NONE)
-async def validate_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandbox: SandboxConfig) -> ValidatedBatch:
-    backend = get_backend(sandbox.backend, SandboxLimits(call_timeout_s=sandbox.call_timeout_s,
-                                                         memory_mb=sandbox.memory_mb))
-    return await validate_pairs_async(bundle, pairs, backend, sandbox.allow_unsandboxed)
+
+@contextlib.asynccontextmanager
+async def sandbox_slot(what: str) -> Any:
+    if not _sandbox_slots:  # a task run on another engine's worker: that engine limits concurrency
+        yield
+        return
+    slots = _sandbox_slots[-1]
+    if slots.available_tokens < 1:
+        get_run_logger().info("%s: waiting for one of %d sandbox slots", what, int(slots.total_tokens))
+    async with slots:
+        yield
+
+
+def validation_item(bundle: EnvironmentBundle, pairs: list[TaskPair], sandbox: SandboxConfig) -> str:
+    """An environment's checkpoint name: the same environment, candidates and sandbox, the same name."""
+    return f"{bundle.env_id}-{Checkpoints.key(sandbox.backend, *sorted(p.pair_id for p in pairs))}"
+
+
+@task(name="validate", task_run_name="validate {bundle.domain}", cache_policy=NONE)
+async def validate_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandbox: SandboxConfig,
+                         checkpoints: Path) -> ValidatedBatch:
+    """Validate one environment's candidates, or take the result an interrupted run of the same
+    plan saved for it."""
+    logger = get_run_logger()
+    saved, item = Checkpoints(checkpoints), validation_item(bundle, pairs, sandbox)
+    batch = saved.load("validate", item, ValidatedBatch)
+    if batch is not None:
+        logger.info("%s: %d of %d pairs accepted (validated by an earlier, interrupted run of this plan)",
+                    bundle.env_id, len(batch.accepted), len(pairs))
+        return batch
+    async with sandbox_slot(bundle.env_id):
+        logger.info("%s: validating %d candidate pairs in the %s sandbox", bundle.env_id, len(pairs), sandbox.backend)
+        backend = get_backend(sandbox.backend, SandboxLimits(call_timeout_s=sandbox.call_timeout_s,
+                                                             memory_mb=sandbox.memory_mb))
+        batch = await validate_pairs_async(bundle, pairs, backend, sandbox.allow_unsandboxed)
+    rejected = {reason: n for stage in batch.stages for reason, n in stage.rejected.items()}
+    logger.info("%s: %d of %d pairs accepted; rejected: %s", bundle.env_id, len(batch.accepted), len(pairs),
+                ", ".join(f"{k} {v}" for k, v in rejected.items()) or "none")
+    saved.save("validate", item, batch)
+    return batch
 
 
 async def validate_all(bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]], sandbox: SandboxConfig,
-                       concurrency: int) -> list[ValidatedBatch]:
-    """Each environment's validation is a Prefect task of its own (so the UI shows it), run concurrently."""
+                       checkpoints: Path, after: object) -> list[ValidatedBatch]:
+    """Each environment's validation is a Prefect task of its own, `sandbox.concurrency` at once."""
+    _sandbox_slots.append(anyio.CapacityLimiter(sandbox.concurrency))
+    bar = await StageProgress("validate", len(bundles)).start()
+
     async def validate(bundle: EnvironmentBundle, pairs: list[TaskPair]) -> ValidatedBatch:
-        return await validate_stage(bundle, pairs, sandbox)
+        batch = await validate_stage(bundle, pairs, sandbox, checkpoints, wait_for=[after])
+        await bar.advance(len(batch.accepted), bundle.domain)
+        return batch
 
-    return await validate_concurrently(bundles, candidates, concurrency, validate)
+    try:
+        return list(await asyncio.gather(*(validate(b, c) for b, c in zip(bundles, candidates))))
+    finally:
+        _sandbox_slots.pop()
 
 
-@task(name="judge", cache_policy=NONE)
+@task(name="judge", task_run_name="judge {bundle.domain}", cache_policy=NONE)
 async def judge_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandbox: SandboxConfig) -> JudgedBatch:
     backend = get_backend(sandbox.backend, SandboxLimits(call_timeout_s=sandbox.call_timeout_s,
                                                          memory_mb=sandbox.memory_mb))
@@ -172,180 +286,21 @@ async def judge_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandbox:
         return await judge_environment(open_committee(), bundle, pairs, backend)
 
 
+async def tracked(stage: str, work: list[Awaitable[T]], notes: list[str]) -> list[T]:
+    """Run a stage's items at once, telling its progress as each finishes."""
+    bar = await StageProgress(stage, len(work)).start()
+
+    async def one(item: Awaitable[T], note: str) -> T:
+        result = await item
+        await bar.advance(note=note)
+        return result
+
+    return list(await asyncio.gather(*(one(w, n) for w, n in zip(work, notes))))
+
+
 def sandbox_used(pairs: list[TaskPair]) -> str:
     """The backend(s) that actually ran the pairs (auto may differ from machine to machine)."""
     return "+".join(sorted({p.validation.sandbox or "none" for p in pairs}))
-
-
-async def publish_prefect_artifacts(release: Release, folder: Path) -> None:
-    await acreate_table_artifact(
-        key="stage-funnel",
-        table=[{"stage": f.stage, "received": f.received, "passed": f.passed,
-                "rejected": ", ".join(f"{k}: {v}" for k, v in f.rejected.items()) or "-", "retried": f.retried}
-               for f in release.funnel],
-        description=f"Stage funnel of {release.name} {release.version}",
-    )
-    theirs = {view.agent: view for view in release.agentabstain_view}
-    await acreate_table_artifact(
-        key="baseline-gates",
-        table=[{"agent": m.agent, "act": f"{m.act:.0%}", "abstain": f"{m.abstain:.0%}", "paired": f"{m.paired:.0%}",
-                "CAR": "-" if m.car is None else f"{m.car:.0%}", "post-hoc": m.post_hoc_abstentions,
-                "implicit": m.implicit_abstentions,
-                "AgentAbstain paired (macro)": f"{theirs[m.agent].paired:.0%}" if m.agent in theirs else "-",
-                "AgentAbstain CAR (macro)": f"{theirs[m.agent].car:.0%}" if m.agent in theirs else "-"}
-               for m in release.baselines],
-        description="Scripted baseline agents on the released pairs, by our rules and by AgentAbstain's",
-    )
-    await acreate_table_artifact(
-        key="shortcut-gate",
-        table=[{"scenario": s.scenario, "pairs": s.pairs, "best instruction feature": s.instruction_feature,
-                "accuracy": f"{s.instruction_accuracy:.2f}", "best record feature": s.record_feature,
-                "record accuracy": f"{s.record_accuracy:.2f}", "gated": s.gated, "passed": s.passed}
-               for s in release.shortcuts],
-        description=f"Best single-feature separation of act from abstain per scenario (limit {SHORTCUT_LIMIT})",
-    )
-    if release.judge.judged:
-        await acreate_table_artifact(
-            key="judge-agreement",
-            table=[{"rubric item": a.item, "pairs": a.pairs, "raw agreement": "-" if a.raw is None else f"{a.raw:.2f}",
-                    "Fleiss kappa": "-" if a.kappa is None else f"{a.kappa:.2f}", "failed": a.failed}
-                   for a in release.judge.agreement],
-            description=f"Judge committee {', '.join(release.judge.models)} ({release.judge.rule}): agreement per "
-                        "rubric item",
-        )
-    lines = [f"# {release.name} {release.version}", "", f"{release.total_pairs} pairs in `{folder}`", ""]
-    for dimension, counts in release.counts.items():
-        lines.append(f"- **{dimension}**: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    lines.append(f"- **cost**: ${release.cost_usd:.2f}" + (f" (${release.cost_per_pair_usd:.4f} per pair)"
-                                                            if release.cost else " (builtin backend)"))
-    judge = release.judge
-    lines.append(f"- **judged by**: {', '.join(judge.models)} ({judge.rule}); rejected: {judge.rejected or 'none'}; "
-                 f"judge errors: {judge.judge_errors or 'none'}" if judge.judged else "- **judged**: no (no judge role)")
-    await acreate_markdown_artifact(key="release-summary", markdown="\n".join(lines))
-
-
-@flow(name="generate-release", log_prints=True)
-async def generate_release(config: GenerateConfig, seeds_file: Path) -> GenerationResult:
-    """`seeds_file` (JSONL) holds the seed instructions: by reference, since Prefect stores a flow's
-    parameters with the run and caps their size."""
-    take_signals()  # Prefect put its own SIGTERM handler in place for the flow
-    config = config.with_seed()  # before the generators open: the seed is part of every model call's cache key
-    probe = await api_probe()
-    watcher = asyncio.create_task(watch_api(probe))
-    try:
-        return await _generate_release(config, seeds_file, probe)
-    finally:
-        watcher.cancel()
-
-
-async def _generate_release(config: GenerateConfig, seeds_file: Path, probe: ApiProbe) -> GenerationResult:
-    async with generators_for_run(config, GENERATION_STAGES) as generators:
-        return await _generate_with(config, seeds_file, probe, generators)
-
-
-async def _generate_with(config: GenerateConfig, seeds_file: Path, probe: ApiProbe,
-                         generators: dict[str, Generator]) -> GenerationResult:
-    logger = get_run_logger()
-    seeds = load_seeds(seeds_file)
-    seed = config.dataset.seed
-    assert seed is not None
-    try:  # what the run is checked against is read before any work; a fault there is the user's to fix
-        earlier = earlier_releases(config.dataset.output_dir / config.dataset.name)
-        references = load_references(config.decontamination)
-    except AbstaingenError as exc:
-        stop_run(f"error: {exc}", EXIT_USER_ERROR)
-    provenance = Provenance(backend={stage: config.backend_for(stage) for stage in GENERATION_STAGES},
-                            seed=seed, code_version=code_version())
-
-    backend = provenance.backend
-    capability = await extract_capabilities_stage(seeds, backend["capability"])
-    logger.info("%d seed instructions -> %d capability specs", len(seeds), len(capability.specs))
-    environments = list(await asyncio.gather(*(synthesize_environment_stage(spec, seed, backend["environment"])
-                                               for spec in capability.specs)))
-    bundles = [b for batch in environments for b in batch.bundles]
-    variants = config.generation.variants_per_scenario
-    positives = list(await asyncio.gather(*(positive_tasks_stage(bundle, variants, seed, backend["task"])
-                                            for bundle in bundles)))
-    perturbed = list(await asyncio.gather(*(perturb_stage(bundle, batch, provenance, seed, backend["perturbation"])
-                                            for bundle, batch in zip(bundles, positives))))
-    candidates = [batch.pairs for batch in perturbed]
-    unique = dedup_stage(bundles, candidates, earlier, references)
-    if earlier.versions:
-        logger.info("checked against %d earlier releases (%s): %s", len(earlier.versions), ", ".join(earlier.versions),
-                    unique.funnel.rejected or "nothing repeated")
-    batches = await validate_all(bundles, unique.by_environment, config.sandbox, config.sandbox.concurrency)
-    if LEFTOVERS:
-        logger.warning("%d containers could not be removed at once; removed in the background (first: %s)",
-                       len(LEFTOVERS), LEFTOVERS[0])
-    reports = [g.report() for g in generators.values()]
-    cost = [line for report in reports for line in report.cost]
-    accepted = [p for batch in batches for p in batch.accepted]
-    rejected = [p for batch in batches for p in batch.rejected]
-    judged = None
-    async with committee_for_run(config, sum(line.cost_usd for line in cost)) as committee:
-        if committee is not None:
-            logger.info("%d validated pairs go before the judge committee: %s (%s)", len(accepted),
-                        ", ".join(committee.models().values()), committee.rule)
-            judged = await judge_all(committee, bundles, [b.accepted for b in batches], config.sandbox.concurrency,
-                                     lambda bundle, pairs: judge_stage(bundle, pairs, config.sandbox))
-            accepted, rejected, cost = judged.kept, [*rejected, *judged.rejected], [*cost, *judged.cost]
-    assembly = assemble_stage(accepted, bundles, rejected, config.sandbox.allow_infrastructure_loss)
-
-    funnel = with_repairs(merge_funnel([capability.funnel, *(e.funnel for e in environments),
-                                        *(p.funnel for p in positives), *(p.funnel for p in perturbed), unique.funnel,
-                                        *(s for batch in batches for s in batch.stages),
-                                        *([judged.funnel] if judged else [])]),
-                          [r for report in reports for r in report.repairs])
-    warnings = [*assembly.warnings, *budget_warning(funnel, config)]
-    logger.info("%d candidate pairs, %d after dedup, %d validated", sum(len(c) for c in candidates),
-                unique.funnel.received - sum(unique.funnel.rejected.values()), len(assembly.pairs))
-    for metrics in assembly.baselines:
-        logger.info("baseline %-14s act %5.1f%%  abstain %5.1f%%  paired %5.1f%%", metrics.agent,
-                    100 * metrics.act, 100 * metrics.abstain, 100 * metrics.paired)
-    for warning in warnings:
-        logger.warning("%s", warning)
-    if not assembly.pairs or assembly.refusal:
-        refusal = assembly.refusal or "no pair survived validation"
-        logger.warning("release refused: %s", refusal)
-        return GenerationResult(release=None, funnel=funnel, refusal=refusal)
-    created_at, fingerprint = datetime.now(UTC).isoformat(timespec="seconds"), config.fingerprint(seeds)
-    canary = dataset_canary(config.dataset.output_dir / config.dataset.name)
-    pairs = stamped(assembly.pairs, canary, created_at, fingerprint)
-
-    manifest = Release(
-        name=config.dataset.name, version="", created_by=f"abstaingen {code_version()}", seed=seed,
-        checked_against=earlier.versions, canary=canary,
-        backends={**provenance.backend, "judge": "llm" if judged else "none"},
-        decontaminated_against=references.describe() if references else [], created_at=created_at,
-        config_fingerprint=fingerprint, sandbox=sandbox_used(pairs),
-        sandbox_image=next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None),
-        counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines,
-        agentabstain_view=assembly.agentabstain_view, leakage=assembly.leakage,
-        shortcuts=assembly.shortcuts, warnings=warnings, cost=cost,
-        cost_usd=round(sum(line.cost_usd for line in cost), 6),
-        cost_per_pair_usd=round(sum(line.cost_usd for line in cost) / len(pairs), 6),
-        models={**{k: v for report in reports for k, v in report.models.items()}, **(judged.models if judged else {})},
-        prompts={**{k: v for report in reports for k, v in report.prompts.items()},
-                 **(judge_prompts() if judged else {})},
-        judge=judged.report if judged else JudgeReport(judged=False),
-    )
-    if not await probe.answers():
-        stop_run(API_DEAD, EXIT_FAILED)
-    with hold_signals():
-        release = publish_release(config.dataset.output_dir, manifest, pairs, bundles)
-        note_published(f"{release.name} {release.version}")
-    folder = config.dataset.output_dir / release.name / release.version
-    await publish_prefect_artifacts(release, folder)
-    logger.info("published %s %s: %d pairs in %s", release.name, release.version, release.total_pairs, folder)
-    return GenerationResult(release=release, funnel=funnel)
-
-
-def budget_warning(funnel: list[FunnelStage], config: GenerateConfig) -> list[str]:
-    lost = sum(n for line in funnel for reason, n in line.rejected.items() if reason.endswith("budget_exhausted"))
-    if not lost:
-        return []
-    return [f"the budget of ${config.llm.budget_usd:g} ran out: {lost} items were not written or judged; every pair "
-            "finished before that is in this release"]
 
 
 class ApiProbe:
@@ -382,27 +337,229 @@ async def watch_api(probe: ApiProbe, interval_s: float = 2.0, misses_allowed: in
             stop_run(API_DEAD, EXIT_FAILED)
 
 
-def run_generate(config: GenerateConfig, seeds: list[SeedInstruction] | None = None) -> Release:
-    """Entry point for the CLI and tests: checks what the flow cannot do, then runs it."""
-    in_scope = seeds_in_scope(config, seeds or [])
-    if not in_scope:
-        raise AbstaingenError("no seed instruction belongs to the configured domains "
-                              f"({', '.join(config.generation.domains)})")
-    # Resolve `auto` (and check an explicit backend is usable) once, here: a missing Docker image is
-    # the user's to fix and gets one line, not a traceback from inside every validation task.
-    chosen = select_backend(config.sandbox.backend).name
-    config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": chosen})})
-    for name in {config.backend_for(stage) for stage in GENERATION_STAGES}:
-        make_generator(name, config)  # a backend the config cannot work with is one line here, not a failed task
-    with scratch_folder("seeds") as folder:
-        seeds_file = Path(folder) / "seeds.jsonl"
-        seeds_file.write_text("".join(s.model_dump_json() + "\n" for s in in_scope), encoding="utf-8")
-        try:
-            with stop_on_signals(abandon_run):
-                result = asyncio.run(generate_release(config, seeds_file))
-        finally:
-            sweep_sandboxes(chosen)
-    if result.release is None:
-        rejected = "; ".join(f"{f.stage}: {f.rejected}" for f in result.funnel if f.rejected)
-        raise AbstaingenError(f"release refused, nothing was published: {result.refusal} (rejections: {rejected or 'none'})")
-    return result.release
+def budget_warning(funnel: list[FunnelStage], config: GenerateConfig) -> list[str]:
+    lost = sum(n for line in funnel for reason, n in line.rejected.items() if reason.endswith("budget_exhausted"))
+    if not lost:
+        return []
+    return [f"the budget of ${config.llm.budget_usd:g} ran out: {lost} items were not written or judged; every pair "
+            "finished before that is in this release"]
+
+
+async def label_run(config: GenerateConfig) -> None:
+    """Name and tag the flow run by what it makes, now that its seed and sandbox are known."""
+    flow_run = get_run_context().flow_run  # type: ignore[union-attr]
+    if flow_run is None:
+        return
+    backends = "+".join(sorted({config.backend_for(stage) for stage in GENERATION_STAGES}))
+    labels = [f"dataset:{config.dataset.name}", f"backend:{backends}", f"sandbox:{config.sandbox.backend}"]
+    async with get_client() as client:
+        await client.update_flow_run(flow_run.id, name=f"{config.dataset.name} seed {config.dataset.seed}",
+                                     tags=sorted({*flow_run.tags, *labels}))
+
+
+async def take_dataset_lock(lock: DatasetLock) -> None:
+    if lock.try_acquire():
+        return
+    get_run_logger().info("another run of this dataset (process %s) holds %s; waiting for it to finish",
+                          lock.holder(), lock.path)
+    while not lock.try_acquire():
+        await asyncio.sleep(2)
+
+
+DEFAULT_CONFIG = GenerateConfig()
+
+
+@flow(name="generate-release", log_prints=True)
+async def generate_release(config: GenerateConfig = DEFAULT_CONFIG,
+                           seeds_file: Path | None = None) -> GenerationResult | State[Any]:
+    """Make and publish a new version of the dataset `config.dataset.name`.
+
+    `seeds_file` (JSONL) holds the seed instructions, by reference since Prefect stores a flow's
+    parameters with the run and caps their size; unset: the config's seeds_file, else the builtin
+    default seeds. Returns the GenerationResult, in a Failed state unless a release was published."""
+    take_signals()  # Prefect put its own SIGTERM handler in place for the flow
+    started = time.monotonic()
+    try:
+        plan = plan_run(config, seeds_file)
+    except AbstaingenError as exc:
+        get_run_logger().error("bad input: %s", exc)
+        return Failed(message=f"bad input: {exc}", data=GenerationResult(outcome="bad_input", refusal=str(exc)))
+    config = plan.config
+    await label_run(config)
+    probe = await api_probe()
+    watcher = asyncio.create_task(watch_api(probe))
+    lock = DatasetLock(config.dataset.output_dir / config.dataset.name)
+    try:
+        await take_dataset_lock(lock)
+        with tags(f"dataset:{config.dataset.name}"):
+            result = await _generate_release(plan, probe)
+    except AbstaingenError as exc:
+        get_run_logger().error("bad input: %s", exc)
+        result = GenerationResult(outcome="bad_input", refusal=str(exc))
+    finally:
+        lock.release()
+        watcher.cancel()
+    result = result.model_copy(update={"elapsed_s": round(time.monotonic() - started, 1)})
+    if result.outcome == "published":
+        return result
+    prefix = "release refused" if result.outcome == "refused" else "bad input"
+    return Failed(message=f"{prefix}: {result.refusal}", data=result)
+
+
+async def _generate_release(plan: RunPlan, probe: ApiProbe) -> GenerationResult:
+    async with generators_for_run(plan.config, GENERATION_STAGES) as generators:
+        return await _generate_with(plan, probe, generators)
+
+
+async def _generate_with(plan: RunPlan, probe: ApiProbe, generators: dict[str, Generator]) -> GenerationResult:
+    logger = get_run_logger()
+    config, seeds = plan.config, plan.seeds
+    seed = config.dataset.seed
+    assert seed is not None
+    dataset_dir = config.dataset.output_dir / config.dataset.name
+    # read under the dataset's lock: what the run must not repeat, and what it is checked against
+    earlier = earlier_releases(dataset_dir)
+    references = load_references(config.decontamination)
+    checkpoints = Checkpoints.for_run(dataset_dir, config.fingerprint(seeds))
+    if resumed := checkpoints.saved("validate"):
+        logger.info("resuming an interrupted run of this plan: %d environments were already validated", resumed)
+    provenance = Provenance(backend={stage: config.backend_for(stage) for stage in GENERATION_STAGES},
+                            seed=seed, code_version=code_version())
+
+    backend = provenance.backend
+    report("extract", 0, len(seeds))
+    capability = await extract_capabilities_stage(seeds, backend["capability"])
+    report("extract", len(seeds), len(seeds), note=f"{len(capability.specs)} capability specs")
+    logger.info("%d seed instructions -> %d capability specs", len(seeds), len(capability.specs))
+    specs = capability.specs
+    environments = await tracked("synthesize", [
+        synthesize_environment_stage(spec, seed, backend["environment"], wait_for=[capability]) for spec in specs],
+        [spec.domain for spec in specs])
+    made = [(bundle, batch) for batch in environments for bundle in batch.bundles]
+    bundles = [bundle for bundle, _ in made]
+    variants = config.generation.variants_per_scenario
+    positives = await tracked("write tasks", [
+        positive_tasks_stage(bundle, variants, seed, backend["task"], wait_for=[batch]) for bundle, batch in made],
+        [b.domain for b in bundles])
+    perturbed = await tracked("perturb", [
+        perturb_stage(bundle, batch, provenance, seed, backend["perturbation"]) for bundle, batch in
+        zip(bundles, positives)], [b.domain for b in bundles])
+    candidates = [batch.pairs for batch in perturbed]
+    report("dedup", 0, sum(len(c) for c in candidates))
+    unique = dedup_stage(bundles, candidates, earlier, references, wait_for=perturbed)
+    kept = unique.funnel.received - sum(unique.funnel.rejected.values())
+    report("dedup", unique.funnel.received, unique.funnel.received, kept)
+    if earlier.versions:
+        logger.info("checked against %d earlier releases (%s): %s", len(earlier.versions), ", ".join(earlier.versions),
+                    unique.funnel.rejected or "nothing repeated")
+    batches = await validate_all(bundles, unique.by_environment, config.sandbox, checkpoints.folder, unique)
+    if LEFTOVERS:
+        logger.warning("%d containers could not be removed at once; removed in the background (first: %s)",
+                       len(LEFTOVERS), LEFTOVERS[0])
+    reports = [g.report() for g in generators.values()]
+    cost = [line for report_ in reports for line in report_.cost]
+    accepted = [p for batch in batches for p in batch.accepted]
+    rejected = [p for batch in batches for p in batch.rejected]
+    judged = None
+    async with committee_for_run(config, sum(line.cost_usd for line in cost)) as committee:
+        if committee is not None:
+            logger.info("%d validated pairs go before the judge committee: %s (%s)", len(accepted),
+                        ", ".join(committee.models().values()), committee.rule)
+            bar = await StageProgress("judge", sum(1 for b in batches if b.accepted)).start()
+
+            async def judge(bundle: EnvironmentBundle, pairs: list[TaskPair]) -> JudgedBatch:
+                batch = await judge_stage(bundle, pairs, config.sandbox, wait_for=batches)
+                await bar.advance(len(batch.accepted), bundle.domain)
+                return batch
+
+            judged = await judge_all(committee, bundles, [b.accepted for b in batches], config.sandbox.concurrency,
+                                     judge)
+            accepted, rejected, cost = judged.kept, [*rejected, *judged.rejected], [*cost, *judged.cost]
+    assembly = assemble_stage(accepted, bundles, rejected, config.sandbox.allow_infrastructure_loss,
+                              sorted({spec.domain for spec in specs}), [s.value for s in Scenario],
+                              config.dataset.allow_incomplete, wait_for=[*batches, *([judged] if judged else [])])
+
+    funnel = with_repairs(merge_funnel([capability.funnel, *(e.funnel for e in environments),
+                                        *(p.funnel for p in positives), *(p.funnel for p in perturbed), unique.funnel,
+                                        *(s for batch in batches for s in batch.stages),
+                                        *([judged.funnel] if judged else [])]),
+                          [r for report_ in reports for r in report_.repairs])
+    warnings = [*assembly.warnings, *budget_warning(funnel, config)]
+    logger.info("%d candidate pairs, %d after dedup, %d validated", sum(len(c) for c in candidates), kept,
+                len(assembly.pairs))
+    for metrics in assembly.baselines:
+        logger.info("baseline %-14s act %5.1f%%  abstain %5.1f%%  paired %5.1f%%", metrics.agent,
+                    100 * metrics.act, 100 * metrics.abstain, 100 * metrics.paired)
+    for warning in warnings:
+        logger.warning("%s", warning)
+    if not assembly.pairs or assembly.refusal:
+        refusal = assembly.refusal or "no pair survived validation"
+        logger.error("release refused, nothing was published: %s", refusal)
+        samples = rejection_samples(rejected, LAYERS)
+        await publish_refusal(config.dataset.name, refusal, funnel, samples)
+        checkpoints.clear()
+        return GenerationResult(outcome="refused", funnel=funnel, refusal=refusal, rejection_samples=samples,
+                                warnings=warnings)
+    created_at, fingerprint = datetime.now(UTC).isoformat(timespec="seconds"), config.fingerprint(seeds)
+    canary = dataset_canary(dataset_dir)
+    pairs = stamped(assembly.pairs, canary, created_at, fingerprint)
+
+    manifest = Release(
+        name=config.dataset.name, version="", created_by=f"abstaingen {code_version()}", seed=seed,
+        checked_against=earlier.versions, canary=canary,
+        backends={**provenance.backend, "judge": "llm" if judged else "none"},
+        decontaminated_against=references.describe() if references else [], created_at=created_at,
+        config_fingerprint=fingerprint, sandbox=sandbox_used(pairs),
+        sandbox_image=next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None),
+        counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines,
+        agentabstain_view=assembly.agentabstain_view, leakage=assembly.leakage,
+        shortcuts=assembly.shortcuts, warnings=warnings, cost=cost,
+        cost_usd=round(sum(line.cost_usd for line in cost), 6),
+        cost_per_pair_usd=round(sum(line.cost_usd for line in cost) / len(pairs), 6),
+        models={**{k: v for r in reports for k, v in r.models.items()}, **(judged.models if judged else {})},
+        prompts={**{k: v for r in reports for k, v in r.prompts.items()}, **(judge_prompts() if judged else {})},
+        judge=judged.report if judged else JudgeReport(judged=False),
+    )
+    if not await probe.answers():
+        stop_run(API_DEAD, EXIT_FAILED)
+    report("publish", 0, 1)
+    with hold_signals():
+        release = publish_release(config.dataset.output_dir, manifest, pairs, bundles)
+        note_published(f"{release.name} {release.version}")
+    checkpoints.clear()
+    folder = release_folder(config.dataset.output_dir, release.name, release.version)
+    report("publish", 1, 1, release.total_pairs, note=release.version)
+    await publish_funnel(release.funnel, f"{release.name} {release.version}", rejection_samples(rejected, LAYERS))
+    await publish_release_artifacts(release, folder)
+    logger.info("published %s %s: %d pairs in %s", release.name, release.version, release.total_pairs, folder)
+    return GenerationResult(outcome="published", release=release, folder=folder, funnel=release.funnel,
+                            warnings=warnings)
+
+
+def ui_link(flow_run_id: str) -> str | None:
+    """The run's page in the Prefect UI, when the run was recorded by a server that outlives it."""
+    api = os.environ.get("PREFECT_API_URL")
+    if not api:
+        return None
+    return f"{api.rstrip('/').removesuffix('/api')}/runs/flow-run/{flow_run_id}"
+
+
+def run_generate(config: GenerateConfig, seeds_path: Path | None = None) -> GenerationResult:
+    """Entry point for the CLI and tests. Runs the pre-flight checks here first, so that bad input is
+    one line before Prefect starts, then the flow (which checks again: a scheduled run has no CLI).
+    Raises AbstaingenError for bad input; returns the result, published or refused."""
+    seeds_path = seeds_path.resolve() if seeds_path is not None else None
+    chosen = plan_run(config, seeds_path).config.sandbox.backend
+    try:
+        with stop_on_signals(abandon_run):
+            state = asyncio.run(generate_release(config, seeds_path, return_state=True))
+    finally:
+        sweep_sandboxes(chosen)
+    result = state.result(raise_on_failure=False)
+    if isinstance(result, BaseException):
+        raise result
+    assert isinstance(result, GenerationResult)
+    if result.outcome == "bad_input":
+        raise AbstaingenError(result.refusal or "bad input")
+    run_id = str(state.state_details.flow_run_id) if state.state_details.flow_run_id else None
+    return result.model_copy(update={"flow_run_id": run_id, "ui_url": ui_link(run_id) if run_id else None})

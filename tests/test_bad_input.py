@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,14 +38,13 @@ def one_error_line(capsys: pytest.CaptureFixture[str], *fragments: str) -> str:
 
 @pytest.fixture
 def no_flow(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Generation must not start: the bad input is caught before any work."""
-    module = types.ModuleType("abstaingen.flows.generate")
+    """The flow must not start: the pre-flight checks catch the bad input before Prefect does anything."""
+    from abstaingen.flows import generate
 
-    def run_generate(*args: object, **kwargs: object) -> None:
+    def generate_release(*args: object, **kwargs: object) -> None:
         pytest.fail("the generation flow started although the input was bad")
 
-    module.run_generate = run_generate  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "abstaingen.flows.generate", module)
+    monkeypatch.setattr(generate, "generate_release", generate_release)
 
 
 def write(path: Path, text: str) -> Path:
@@ -442,19 +440,16 @@ def test_audit_score_with_a_long_unknown_pair_id(
 SEEDS_REACH_THE_FLOW = """
 import sys
 from pathlib import Path
-from abstaingen.config import GenerateConfig, load_seeds
-from abstaingen.errors import AbstaingenError
+from abstaingen.config import GenerateConfig
 import abstaingen.flows.generate as generate
 
-async def count_seeds(config, seeds_file, probe):  # the real flow run, Prefect and all, minus the work
-    seeds = load_seeds(seeds_file)
-    return generate.GenerationResult(release=None, funnel=[], refusal=f"{len(seeds)} seeds, {sum(len(s.instruction) for s in seeds)} characters")
+async def count_seeds(plan, probe):  # the real flow run, Prefect and all, minus the work
+    seeds = plan.seeds
+    return generate.GenerationResult(outcome="refused",
+                                     refusal=f"{len(seeds)} seeds, {sum(len(s.instruction) for s in seeds)} characters")
 
 generate._generate_release = count_seeds
-try:
-    generate.run_generate(GenerateConfig(), load_seeds(Path(sys.argv[1])))
-except AbstaingenError as exc:
-    print(exc)
+print("release refused, nothing was published:", generate.run_generate(GenerateConfig(), Path(sys.argv[1])).refusal)
 """
 
 

@@ -4,7 +4,6 @@ import json
 import os
 import subprocess
 import sys
-import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +14,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from abstaingen import cli
 from abstaingen.config import GenerateConfig, SeedInstruction
+from abstaingen.flows import generate as generate_flow
+from abstaingen.flows.generate import GenerationResult, plan_run
 from abstaingen.generators.builtin import DOMAIN_NAMES
 from abstaingen.model import EnvironmentBundle, Release, TaskOverlay, TaskPair
 from abstaingen.sandboxes import runtime_server
@@ -36,22 +37,25 @@ def assert_one_error_line(capsys: pytest.CaptureFixture[str], *fragments: str) -
 
 
 class FakeFlow:
-    """Stands in for abstaingen.flows.generate and records what the CLI passed."""
+    """Stands in for abstaingen.flows.generate.run_generate: runs the real pre-flight checks, then
+    records what the CLI passed instead of running the flow."""
 
     def __init__(self, release: Release | None = None, raises: BaseException | None = None):
         self.release, self.raises = release, raises
-        self.calls: list[tuple[GenerateConfig, list[SeedInstruction]]] = []
+        self.calls: list[tuple[GenerateConfig, Path | None]] = []
 
-    def run_generate(self, config: GenerateConfig, seeds: list[SeedInstruction]) -> Release:
-        self.calls.append((config, seeds))
+    def run_generate(self, config: GenerateConfig, seeds_path: Path | None = None) -> GenerationResult:
+        plan_run(config, seeds_path)
+        self.calls.append((config, seeds_path))
         if self.raises is not None:
             raise self.raises
-        assert self.release is not None
-        return self.release
+        if self.release is None:
+            return GenerationResult(outcome="refused", refusal="S3 has a one-feature shortcut")
+        return GenerationResult(outcome="published", release=self.release)
 
 
 @pytest.fixture
-def fake_flow(monkeypatch: pytest.MonkeyPatch, make_pair: PairFactory) -> FakeFlow:
+def fake_flow(monkeypatch: pytest.MonkeyPatch, make_pair: PairFactory, tmp_path: Path) -> FakeFlow:
     pairs = [make_pair(1), make_pair(2)]
     flow = FakeFlow(
         Release(
@@ -59,9 +63,8 @@ def fake_flow(monkeypatch: pytest.MonkeyPatch, make_pair: PairFactory) -> FakeFl
             sandbox="local", counts=counts_for(pairs), total_pairs=2, funnel=[],
         )
     )
-    module = types.ModuleType("abstaingen.flows.generate")
-    module.run_generate = flow.run_generate  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "abstaingen.flows.generate", module)
+    monkeypatch.setattr(generate_flow, "run_generate", flow.run_generate)
+    monkeypatch.chdir(tmp_path)  # the pre-flight checks make the default output folder
     return flow
 
 
@@ -115,7 +118,7 @@ def test_generate_passes_overrides_and_seeds_and_prints_a_summary(
     assert config.dataset.output_dir == tmp_path / "out"
     assert config.generation.domains == DOMAIN_NAMES[:2]
     assert config.dataset.seed == 11
-    assert given_seeds == [SeedInstruction(instruction="Move my meeting")]
+    assert given_seeds == seeds
     out = capsys.readouterr().out
     assert f"v3 at {tmp_path / 'out' / 'abstaingen-builtin' / 'v3'}" in out
     assert "pairs: 2" in out
@@ -128,12 +131,21 @@ def test_generate_reads_the_configs_seeds_file(
     (tmp_path / "seeds.jsonl").write_text('{"instruction": "Archive old mail"}\n')
     (tmp_path / "config.toml").write_text('[generation]\nseeds_file = "seeds.jsonl"\n')
     assert cli.main(["generate", "--config", str(tmp_path / "config.toml")]) == 0
-    assert fake_flow.calls[0][1] == [SeedInstruction(instruction="Archive old mail")]
+    [(config, seeds_option)] = fake_flow.calls
+    assert seeds_option is None and config.generation.seeds_file == tmp_path / "seeds.jsonl"
+    assert plan_run(config, None).seeds == [SeedInstruction(instruction="Archive old mail")]
 
 
-def test_generate_without_seeds_passes_an_empty_list(fake_flow: FakeFlow) -> None:
+def test_generate_without_seeds_runs_the_default_seeds(fake_flow: FakeFlow) -> None:
     assert cli.main(["generate"]) == 0
-    assert fake_flow.calls[0] == (GenerateConfig(), [])
+    assert fake_flow.calls[0] == (GenerateConfig(), None)
+    assert len(plan_run(GenerateConfig(), None).seeds) == len(DOMAIN_NAMES)
+
+
+def test_a_refused_release_exits_3_and_says_why(fake_flow: FakeFlow, capsys: pytest.CaptureFixture[str]) -> None:
+    fake_flow.release = None
+    assert cli.main(["generate"]) == 3
+    assert "release refused" in capsys.readouterr().err
 
 
 def test_interrupt_exits_130(fake_flow: FakeFlow, capsys: pytest.CaptureFixture[str]) -> None:

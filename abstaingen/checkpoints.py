@@ -1,0 +1,112 @@
+"""What lets a run be stopped at any point and started again: a lock per dataset and a checkpoint per
+finished unit of work.
+
+- `DatasetLock`: one run of a dataset at a time (an exclusive `flock` on `<dataset>/.run.lock`).
+  A second run waits for the first: both read the earlier releases to avoid repeating them, so two
+  at once would publish versions that repeat each other. The kernel drops the lock when its process
+  ends, however it ends, so a killed run never leaves a stale lock.
+- `Checkpoints`: the results of finished environments, one JSON file each under
+  `<dataset>/.checkpoints/<run key>/`, written atomically. A rerun with the same config, seeds and
+  seed has the same run key, reads them back instead of validating those environments again, and
+  deletes the folder once it has published (or refused). Model calls need no checkpoint: the
+  response cache already answers a rerun without a request.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from abstaingen.errors import AbstaingenError
+from abstaingen.model.common import content_hash
+
+__all__ = ["Checkpoints", "DatasetLock"]
+
+M = TypeVar("M", bound=BaseModel)
+LOCK_FILE = ".run.lock"
+CHECKPOINTS_DIR = ".checkpoints"
+
+
+class DatasetLock:
+    def __init__(self, dataset_dir: Path):
+        self.path = dataset_dir / LOCK_FILE
+        self._fd: int | None = None
+
+    def try_acquire(self) -> bool:
+        """Take the lock if no other run holds it; True when this process now holds it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return True
+
+    def holder(self) -> str:
+        """The process id the holder wrote, for the message of a run that waits."""
+        try:
+            return self.path.read_text().strip() or "?"
+        except OSError:
+            return "?"
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+class Checkpoints:
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    @classmethod
+    def for_run(cls, dataset_dir: Path, plan_fingerprint: str) -> Checkpoints:
+        """The checkpoints of every run of one plan (config with its seed, and seeds)."""
+        return cls(dataset_dir / CHECKPOINTS_DIR / plan_fingerprint[:24])
+
+    @staticmethod
+    def key(*parts: object) -> str:
+        return content_hash([str(part) for part in parts])[:16]
+
+    def _file(self, stage: str, item: str) -> Path:
+        return self.folder / f"{stage}-{item}.json"
+
+    def load(self, stage: str, item: str, model: type[M]) -> M | None:
+        """The saved result, or None when there is none (or it cannot be read: the work is redone)."""
+        path = self._file(stage, item)
+        try:
+            return model.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError, ValueError):
+            return None
+
+    def save(self, stage: str, item: str, result: BaseModel) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self._file(stage, item)
+        try:
+            with tempfile.NamedTemporaryFile("wb", dir=self.folder, prefix=".", delete=False) as stream:
+                stream.write(result.model_dump_json().encode())
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(stream.name, path)
+        except OSError as exc:
+            raise AbstaingenError(f"{path}: cannot write a checkpoint ({exc.strerror})") from None
+
+    def saved(self, stage: str) -> int:
+        return len(list(self.folder.glob(f"{stage}-*.json"))) if self.folder.is_dir() else 0
+
+    def clear(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+        parent = self.folder.parent
+        if parent.is_dir() and not any(parent.iterdir()):
+            parent.rmdir()
