@@ -30,6 +30,7 @@ from abstaingen.exporters import ExportOptions, ExportReport, ReleaseContents, e
 from abstaingen.model import EnvironmentBundle, Release, Scenario, TaskPair, TaskVariant
 from abstaingen.model.common import Model
 from abstaingen.model.perturbation import SCENARIOS
+from abstaingen.optional import require
 from abstaingen.records import arrow_schema, columns, to_row
 from abstaingen.store import counts_for
 
@@ -255,10 +256,16 @@ class PushReport(Model):
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 
 
+def require_hub() -> None:
+    """--push uploads with huggingface_hub, an extra (abstaingen[hf]): checked before the export is written."""
+    require("huggingface_hub", "export hf --push")
+
+
 def push_to_hub(out: Path, files: list[str], repo_id: str, version: str, private: bool) -> PushReport:
     """Upload an export as one commit on main of the dataset repository `repo_id`, tagged with the release's
     version: main is always the latest release and `revision="v1"` loads an earlier one. The token comes
     from the environment (HF_TOKEN) or `hf auth login`; HF_ENDPOINT points elsewhere than the Hub."""
+    require_hub()
     from huggingface_hub import CommitOperationAdd, HfApi, get_token
     from huggingface_hub.errors import HfHubHTTPError
 

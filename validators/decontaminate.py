@@ -16,8 +16,10 @@ from typing import Any
 from abstaingen.config import DecontaminationConfig, HfTextSource
 from abstaingen.errors import AbstaingenError, read_user_text
 from abstaingen.model import TaskPair
+from abstaingen.optional import require
 
 _WORD = re.compile(r"\w+")
+HF_USER = "decontamination against a Hugging Face dataset (decontamination.hf)"
 
 
 def word_runs(text: str, n: int) -> Iterator[str]:
@@ -57,6 +59,8 @@ def load_references(config: DecontaminationConfig) -> ReferenceIndex | None:
     """The reference texts a config names, read once per run (None when it names none)."""
     if not config.any():
         return None
+    if config.hf:  # before any file is read: the package is an extra (abstaingen[hf])
+        require("datasets", HF_USER)
     index = ReferenceIndex(config.ngram)
     for path in config.files:
         index.add(str(path), records_in_file(path))
@@ -89,6 +93,7 @@ def records_in_file(path: Path) -> list[list[str]]:
 
 
 def records_in_hf_dataset(source: HfTextSource) -> Iterator[list[str]]:
+    require("datasets", HF_USER)
     import datasets
 
     try:

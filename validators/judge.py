@@ -37,7 +37,7 @@ from abstaingen.model.perturbation import SCENARIOS
 from abstaingen.model.release import CostLine, JudgeReport, RubricAgreement
 from abstaingen.model.task import RecordRef, apply_state_patch, find_record
 from abstaingen.prompts import RenderedPrompt, render, template_hash
-from abstaingen.providers import ModelConfig, ProviderError, api_key
+from abstaingen.providers import ModelConfig, ProviderError, api_key, require_sdk
 from abstaingen.providers.calls import BudgetExhausted, caller_for
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.replay import replay
@@ -244,6 +244,7 @@ class Committee:
             raise AbstaingenError("the judge layer needs roles.judge: one or more keys of [models]")
         self.members = [Member(key=key, model=config.models[key]) for key in config.roles.judge]
         for member in self.members:
+            require_sdk(config.providers[member.model.provider], "the llm judge")
             api_key(config.providers[member.model.provider])
         self.rule = config.judge.rule
         self.caller = caller_for(config, budget_usd)

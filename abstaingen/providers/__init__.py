@@ -17,6 +17,7 @@ from pydantic import Field, StrictInt, StrictStr
 
 from abstaingen.errors import AbstaingenError
 from abstaingen.model.common import JsonValue, Model
+from abstaingen.optional import require
 
 ProviderKind = Literal["openai", "anthropic", "openai_compatible"]
 
@@ -104,7 +105,17 @@ def api_key(config: ProviderConfig) -> str:
     return key
 
 
+SDK_OF: dict[ProviderKind, str] = {"openai": "openai", "openai_compatible": "openai", "anthropic": "anthropic"}
+
+
+def require_sdk(config: ProviderConfig, needed_by: str) -> None:
+    """Check that the provider's client package (an extra: abstaingen[llm]) is installed, so that a
+    missing one is one clear line before any work rather than a failure at the first call."""
+    require(SDK_OF[config.kind], needed_by)
+
+
 def build_provider(config: ProviderConfig) -> Provider:
+    require_sdk(config, f"the {config.kind} provider")
     if config.kind == "anthropic":
         from abstaingen.providers.anthropic_api import AnthropicProvider
 
@@ -115,4 +126,4 @@ def build_provider(config: ProviderConfig) -> Provider:
 
 
 __all__ = ["ModelConfig", "Provider", "ProviderConfig", "ProviderError", "StructuredReply", "StructuredRequest",
-           "Usage", "api_key", "build_provider", "error_message"]
+           "Usage", "api_key", "build_provider", "error_message", "require_sdk"]

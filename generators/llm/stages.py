@@ -16,7 +16,7 @@ from abstaingen.generators.llm.repair import RepairFailed, RepairLog
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, Provenance, Scenario, TaskPair
 from abstaingen.model.release import GenerationReport
 from abstaingen.prompts import template_hash
-from abstaingen.providers import ProviderError, api_key
+from abstaingen.providers import ProviderError, api_key, require_sdk
 from abstaingen.providers.calls import BudgetExhausted, caller_for
 from abstaingen.sandboxes.backends import SandboxLimits, get_backend
 
@@ -50,6 +50,7 @@ class LlmGenerator:
             raise AbstaingenError("the llm backend needs a model: set roles.generator to a key of [models]")
         self.model_key = config.roles.generator or ""
         self.model = chosen[0]
+        require_sdk(chosen[1], "the llm backend")  # the client package is an extra: abstaingen[llm]
         api_key(chosen[1])  # a missing key is one line now, not a failure in every stage
         self.caller = caller_for(config, config.llm.budget_usd)
         self.rounds = config.llm.max_repair_rounds
