@@ -223,6 +223,9 @@ def publish_release(
     dataset_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=dataset_dir))
     try:
+        # mkdtemp makes the folder 0700 whatever the umask; a release is for others to read, so the
+        # published folder gets the mode any folder gets here (its files and subfolders already do).
+        os.chmod(staging, 0o777 & ~process_umask())
         _write_text(staging / PAIRS_FILE, "".join(pair.model_dump_json() + "\n" for pair in pairs))
         for env_id, bundle in sorted(bundles_by_env.items()):
             write_bundle(bundle, staging / ENVIRONMENTS_DIR / env_id)
@@ -233,6 +236,22 @@ def publish_release(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def process_umask() -> int:
+    """The process's umask. os.umask can only set it (returning the old one), which for a moment changes
+    the mode of files other threads create; so Linux's /proc/self/status is read first, and the mask is
+    set and restored only where that is missing, to the strictest owner-usable value meanwhile."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8) & 0o777
+    except (OSError, ValueError, IndexError):
+        pass
+    current = os.umask(0o077)
+    os.umask(current)
+    return current
 
 
 def _move_into_next_version(staging: Path, dataset_dir: Path, content: Release) -> Release:

@@ -3,7 +3,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -173,6 +175,57 @@ def test_publishing_twice_gives_two_intact_versions(
     assert verify_release(tmp_path / "demo" / "v2") == []
     assert len(load_release(tmp_path / "demo" / "v1")[1]) == 1
     assert len(load_release(tmp_path / "demo" / "v2")[1]) == 2
+
+
+@contextmanager
+def _umask(mask: int) -> Iterator[None]:
+    previous = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+def _modes(release_dir: Path) -> dict[str, int]:
+    """The permission bits of the release folder ("."), and of every folder and file in it."""
+    return {str(path.relative_to(release_dir)): stat.S_IMODE(path.stat().st_mode)
+            for path in [release_dir, *release_dir.rglob("*")]}
+
+
+def test_a_published_release_is_readable_by_others_under_umask_022(
+    tmp_path: Path, draft_release: Release, tiny_bundle: EnvironmentBundle, make_pair: PairFactory
+) -> None:
+    with _umask(0o022):
+        publish_release(tmp_path, draft_release, [make_pair(1)], [tiny_bundle])
+    modes = _modes(tmp_path / "demo" / "v1")
+    folders = {".", "environments", "environments/travel-tiny"}
+    assert set(modes) == folders | {"pairs.jsonl", "manifest.json", "environments/travel-tiny/environment.json",
+                                    "environments/travel-tiny/implementation.py"}
+    assert {name: oct(mode) for name, mode in modes.items()} == {
+        name: oct(0o755 if name in folders else 0o644) for name in modes}
+
+
+def test_a_published_release_stays_private_under_umask_077(
+    tmp_path: Path, draft_release: Release, tiny_bundle: EnvironmentBundle, make_pair: PairFactory
+) -> None:
+    with _umask(0o077):
+        publish_release(tmp_path, draft_release, [make_pair(1)], [tiny_bundle])
+    modes = _modes(tmp_path / "demo" / "v1")
+    assert len(modes) == 7
+    assert {name: oct(mode & 0o077) for name, mode in modes.items() if mode & 0o077} == {}
+    assert modes["."] == 0o700 and modes["pairs.jsonl"] == 0o600  # the owner still reads (and writes) it
+
+
+@pytest.mark.parametrize("proc_readable", [True, False], ids=["from /proc", "set and restored"])
+def test_the_umask_is_read_without_being_changed(monkeypatch: pytest.MonkeyPatch, proc_readable: bool) -> None:
+    if not proc_readable:  # as on a system without /proc/self/status
+        def no_proc(*_: object, **__: object) -> None:
+            raise FileNotFoundError("/proc/self/status")
+
+        monkeypatch.setattr(store, "open", no_proc, raising=False)
+    with _umask(0o027):
+        assert store.process_umask() == 0o027
+        assert os.umask(0o027) == 0o027  # still in place afterwards
 
 
 def test_next_version_follows_the_highest(
