@@ -94,19 +94,30 @@ def api(server: PrefectServer, path: str, body: dict) -> list[dict]:
     return response.json()
 
 
+@pytest.fixture(scope="module")
+def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One PREFECT_HOME for the module: its database is built (migrated) once, by the first server."""
+    return tmp_path_factory.mktemp("prefect-home")
+
+
 @pytest.fixture
-def server(tmp_path: Path):
-    with start_server(port=free_port(), home=tmp_path / "prefect-home") as started:
+def chromium() -> str:
+    return chromium_or_skip()
+
+
+@pytest.fixture
+def server(prefect_home: Path):
+    with start_server(port=free_port(), home=prefect_home) as started:
         started.wait_until_healthy()
         yield started
     assert started.process.poll() is not None
 
 
-def test_a_generate_shows_its_task_runs_and_artifacts_in_the_ui(server: PrefectServer, tmp_path: Path,
+def test_a_generate_shows_its_task_runs_and_artifacts_in_the_ui(chromium: str, server: PrefectServer, tmp_path: Path,
+                                                               prefect_home: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    chromium = chromium_or_skip()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env.update(PREFECT_HOME=str(tmp_path / "prefect-home"), PREFECT_API_URL=server.api_url,
+    env.update(PREFECT_HOME=str(prefect_home), PREFECT_API_URL=server.api_url,
                PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1")
     run = subprocess.run(
         [sys.executable, "-m", "abstaingen", "generate", "--domains", "travel", "--sandbox", "local", "--seed", "7",
@@ -178,16 +189,17 @@ def alive(pid: int) -> bool:
     return True
 
 
-def test_ui_command_serves_until_ctrl_c_then_stops_everything(tmp_path: Path) -> None:
+def test_ui_command_serves_until_ctrl_c_then_stops_everything(prefect_home: Path) -> None:
     port = free_port()
-    ui = start_cli(port, tmp_path / "prefect-home")
+    ui = start_cli(port, prefect_home)
     try:
         assert ui.stdout is not None
         line = ui.stdout.readline()  # printed once the server answers /api/health
         assert f"http://127.0.0.1:{port}" in line and f"export PREFECT_API_URL=http://127.0.0.1:{port}/api" in line, \
             (line, ui.stderr.read() if ui.poll() is not None and ui.stderr else "")
         assert httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=10).json() is True
-        assert (tmp_path / "prefect-home" / "prefect.db").is_file()  # the server's database is in our PREFECT_HOME
+        assert (prefect_home / "prefect.db").is_file()  # the server's database is in the PREFECT_HOME it was given
+        assert (prefect_home / "ui-server.log").is_file()
         below = descendants(ui.pid)
         assert below, "the server is not a child of abstaingen ui"
         started = time.monotonic()
