@@ -67,9 +67,6 @@ class Import:
     def top(self) -> str:
         return self.module.split(".")[0]
 
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.module}"
-
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
@@ -172,7 +169,7 @@ def distributions_of() -> dict[str, set[str]]:
 
 
 def third_party(imports: list[Import], first_party: set[str]) -> list[Import]:
-    """The imports of installed or missing third-party packages; `from a import b` counts once (as a)."""
+    """The imports of neither the standard library nor `first_party`."""
     return [i for i in imports if i.top not in sys.stdlib_module_names and i.top not in first_party]
 
 
