@@ -93,6 +93,22 @@ def build_parser() -> argparse.ArgumentParser:
                           help="print the run's summary as one JSON object on stdout instead of text")
     generate.set_defaults(command=run_generate_command)
 
+    schedule = commands.add_parser(
+        "schedule", help="serve the generate flow on a cron schedule: each run publishes a fresh release (new seed)")
+    schedule.add_argument("--cron", required=True, metavar="EXPR", help='cron expression, e.g. "0 3 * * 1" (03:00 '
+                                                                      "every Monday)")
+    schedule.add_argument("--timezone", default="UTC", help="of the cron expression (default UTC)")
+    schedule.add_argument("--config", type=Path, metavar="PATH", help="TOML config (default: built-in defaults)")
+    schedule.add_argument("--seeds", type=Path, metavar="PATH", help="JSONL seed instructions")
+    schedule.add_argument("--output", type=Path, metavar="DIR", help="output folder (overrides dataset.output_dir)")
+    schedule.add_argument("--domains", type=_comma_list, metavar="A,B", help="comma-separated domains")
+    schedule.add_argument("--sandbox", metavar="BACKEND", help="auto, docker, bwrap or local")
+    schedule.add_argument("--name", metavar="NAME", help="the deployment's name (default: <dataset>-schedule)")
+    schedule.add_argument("--port", type=int, default=4200,
+                          help="without PREFECT_API_URL: the Prefect server on 127.0.0.1 to use, started here "
+                               "(UI included) unless `abstaingen ui` serves there already (default 4200)")
+    schedule.set_defaults(command=run_schedule_command)
+
     env = commands.add_parser("env", help="work with environment bundles").add_subparsers(
         title="env commands", required=True, metavar="COMMAND"
     )
@@ -352,6 +368,19 @@ def run_models_check_command(options: argparse.Namespace) -> int:
 
 
 # --- release verify ------------------------------------------------------------------------------
+
+
+def run_schedule_command(options: argparse.Namespace) -> int:
+    """Serve the generate flow as a deployment with a cron schedule, in this process, until Ctrl-C."""
+    config = apply_overrides(load_config(options.config), output_dir=options.output, domains=options.domains,
+                             sandbox=options.sandbox)
+    if config.dataset.seed is not None:
+        raise AbstaingenError("schedule: dataset.seed is set, so every run would make the same pairs (and the "
+                              "dedup against earlier releases would drop them all); leave it unset")
+    from abstaingen.flows.schedule import serve_on_schedule
+
+    serve_on_schedule(config, options.seeds, options.cron, options.timezone, options.name, options.port)
+    return EXIT_OK
 
 
 def run_build_image_command(options: argparse.Namespace) -> int:

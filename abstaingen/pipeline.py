@@ -208,6 +208,9 @@ def assemble(kept: list[TaskPair], bundles: list[EnvironmentBundle], rejected: l
                                action_types) for agent in BASELINES]
     leakage = leakage_report(kept)
     shortcuts = shortcut_report(kept, bundles)
+    if not kept:
+        return Assembly(pairs=[], baselines=baselines, agentabstain_view=views, leakage=leakage, shortcuts=shortcuts,
+                        refusal="no pair survived validation", warnings=infrastructure_losses(kept, rejected or [])[1])
     problems = [f"{m.agent} paired accuracy {m.paired:.1%}" for m in baselines
                 if (m.paired < 1.0 if m.agent == "oracle" else m.paired > 0.0)]
     problems += [f"{score.scenario} instructions leak the label (accuracy {score.accuracy:.0%})"

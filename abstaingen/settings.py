@@ -8,15 +8,21 @@ from pathlib import Path
 __all__ = ["configure_prefect_defaults"]
 
 
-def configure_prefect_defaults(working_dir: Path | None = None) -> None:
-    """Keep Prefect's state in the working directory and its analytics off, unless the user chose.
+def prefect_home() -> Path:
+    """One Prefect home per user, whatever folder a run starts in: its database keeps every run for the
+    UI, and a server starts in it far sooner the second time (the first start builds the database)."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "abstaingen" / "prefect"
+
+
+def configure_prefect_defaults() -> None:
+    """Keep Prefect's state in the user's abstaingen folder and its analytics off, unless the user chose.
 
     Prefect reads these variables when it is first imported, so call this before any
     `import prefect` (the CLI does it first thing; flows and tests may call it again: it only sets
     what is still unset).
     """
-    base = working_dir if working_dir is not None else Path.cwd()
-    os.environ.setdefault("PREFECT_HOME", str(base / ".prefect"))
+    os.environ.setdefault("PREFECT_HOME", str(prefect_home()))
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     # That is the server's switch; Prefect's client reads only DO_NOT_TRACK, and without it prints a
     # "collects anonymous usage data" notice on a terminal at the first import in a new PREFECT_HOME.

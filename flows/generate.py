@@ -187,7 +187,7 @@ def provider_given_up() -> Iterator[None]:
 # the domain they work on, so the UI reads "validate travel", not "validate-63a".
 
 
-@task(name="extract capabilities", cache_policy=NONE)
+@task(name="extract capabilities", task_run_name="extract capabilities", cache_policy=NONE)
 async def extract_capabilities_stage(seeds: list[SeedInstruction], backend: str) -> CapabilityBatch:
     with provider_given_up():
         return await extract_all(get_generator(backend), seeds)
@@ -212,8 +212,8 @@ async def perturb_stage(bundle: EnvironmentBundle, positives: PositiveBatch, pro
         return await perturb_all(get_generator(backend), bundle, positives, provenance, seed)
 
 
-dedup_stage = task(name="remove near-duplicates", cache_policy=NONE)(deduplicate)
-assemble_stage = task(name="assemble release", cache_policy=NONE)(assemble)
+dedup_stage = task(name="remove near-duplicates", task_run_name="remove near-duplicates", cache_policy=NONE)(deduplicate)
+assemble_stage = task(name="assemble release", task_run_name="assemble release", cache_policy=NONE)(assemble)
 
 # Environments validated (or judged) at once in this process: each holds a sandbox. Every
 # environment's task run starts at once, so the UI lists the queued ones too, and waits here for a slot.

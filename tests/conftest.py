@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -139,3 +139,22 @@ def standin(standin_server):
     """The session's stand-in model server, with no scripts, defaults or recorded requests."""
     standin_server.reset()
     yield standin_server
+
+
+@pytest.fixture(scope="session")
+def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One Prefect server for the session's flow runs, as a user running `abstaingen ui` has: each run
+    reports to it instead of starting a temporary server of its own (20-30 s apiece here), and tests
+    can ask it how a run ended. Its PREFECT_API_URL."""
+    import socket
+
+    from abstaingen.ui import start_server
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    home = tmp_path_factory.mktemp("prefect-home")
+    with start_server("127.0.0.1", port, home) as server:
+        server.wait_until_healthy()
+        yield server.api_url
+

@@ -166,9 +166,11 @@ def test_main_sets_prefect_defaults_before_anything_else(
 ) -> None:
     monkeypatch.delenv("PREFECT_HOME", raising=False)
     monkeypatch.delenv("PREFECT_SERVER_ANALYTICS_ENABLED", raising=False)
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path / "state" if (tmp_path / "state").mkdir() else tmp_path)
     cli.main(["generate"])
-    assert os.environ["PREFECT_HOME"] == str(tmp_path / ".prefect")
+    # one per user, not per folder a run starts in
+    assert os.environ["PREFECT_HOME"] == str(tmp_path / "state" / "abstaingen" / "prefect")
     assert os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
 
 

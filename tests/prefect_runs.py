@@ -1,0 +1,40 @@
+"""CLI runs that report to the test session's Prefect server (conftest.prefect_api), and what that
+server says about them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+
+def flow_env(api_url: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update(PREFECT_API_URL=api_url, PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1", **extra)
+    return env
+
+
+def abstaingen(api_url: str, cwd: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "abstaingen", *args], cwd=cwd, env=flow_env(api_url),
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def flow_runs(api_url: str, tag: str) -> list[dict[str, Any]]:
+    """Flow runs carrying `tag`, newest first, as the API returns them."""
+    body = {"flow_runs": {"tags": {"all_": [tag]}}, "sort": "START_TIME_DESC", "limit": 50}
+    return list(httpx.post(f"{api_url}/flow_runs/filter", json=body, timeout=30).raise_for_status().json())
+
+
+def artifacts_of(api_url: str, flow_run_id: str) -> dict[str, dict[str, Any]]:
+    body = {"artifacts": {"flow_run_id": {"any_": [flow_run_id]}}, "limit": 200}
+    found = httpx.post(f"{api_url}/artifacts/filter", json=body, timeout=30).raise_for_status().json()
+    return {a["key"]: a for a in found if a.get("key")}
+
+
+def task_run_names(api_url: str, flow_run_id: str) -> list[str]:
+    body = {"task_runs": {"flow_run_id": {"any_": [flow_run_id]}}, "limit": 200}
+    return [t["name"] for t in httpx.post(f"{api_url}/task_runs/filter", json=body, timeout=30).raise_for_status().json()]

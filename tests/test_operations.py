@@ -1,0 +1,153 @@
+"""Operations, on real runs reporting to one Prefect server: scheduled regeneration, honest run
+states, resume after SIGKILL, and one run of a dataset at a time.
+
+The scheduler is started first (module fixture) and checked last, so its two-minute ticks pass while
+the other tests run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prefect_runs import abstaingen, artifacts_of, flow_env, flow_runs, task_run_names
+
+from abstaingen.checkpoints import DatasetLock
+
+# three domains validated one at a time, so that a run can be killed between environments
+CONFIG = '[generation]\ndomains = ["travel", "banking", "email"]\nvariants_per_scenario = 1\n' \
+         '[sandbox]\nbackend = "local"\nconcurrency = 1\n'
+DATASET = "abstaingen-builtin"
+
+
+def published_pairs(folder: Path) -> list[dict[str, object]]:
+    """The pairs of a release, without the run's stamp (its creation time, the code's commit) and the
+    canary (each dataset folder draws its own at its first release)."""
+    pairs = [json.loads(line) for line in (folder / "pairs.jsonl").read_text().splitlines()]
+    for pair in pairs:
+        pair["provenance"].pop("created_at")
+        pair["provenance"].pop("code_version")
+        pair.pop("canary")
+    return sorted(pairs, key=lambda p: str(p["pair_id"]))
+
+
+@pytest.fixture(scope="module")
+def scheduler(prefect_api: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+    workdir = tmp_path_factory.mktemp("scheduled")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "abstaingen", "schedule", "--cron", "*/2 * * * *", "--domains", "travel",
+         "--sandbox", "local", "--output", "out"],
+        cwd=workdir, env=flow_env(prefect_api), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    yield process, workdir
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(prefect_api: str, tmp_path_factory: pytest.TempPathFactory,
+                  scheduler: tuple[subprocess.Popen[str], Path]) -> Path:
+    """A release made in one go, seed 5 (the scheduler fixture is named so that it starts first)."""
+    workdir = tmp_path_factory.mktemp("uninterrupted")
+    (workdir / "config.toml").write_text(CONFIG)
+    run = abstaingen(prefect_api, workdir, "generate", "--config", "config.toml", "--seed", "5", "--output", "out")
+    assert run.returncode == 0, run.stderr[-3000:]
+    return workdir
+
+
+def test_a_run_killed_mid_validation_resumes_to_the_same_pairs(prefect_api: str, uninterrupted: Path,
+                                                                tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(CONFIG)
+    command = [sys.executable, "-m", "abstaingen", "generate", "--config", "config.toml", "--seed", "5", "--output",
+               "out", "-v"]
+    killed = subprocess.Popen(command, cwd=tmp_path, env=flow_env(prefect_api), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    checkpoints = tmp_path / "out" / DATASET / ".checkpoints"
+    deadline = time.monotonic() + 300
+    while not list(checkpoints.glob("*/validate-*.json")):
+        assert killed.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() < deadline, "no environment was validated within 300 s"
+        time.sleep(0.2)
+    os.killpg(killed.pid, signal.SIGKILL)  # the run, its sandboxes, all of it, with no chance to clean up
+    killed.wait()
+    done_before = len(list(checkpoints.glob("*/validate-*.json")))
+    assert 1 <= done_before < 3 and not (tmp_path / "out" / DATASET / "v1").exists()
+
+    resumed = subprocess.run(command, cwd=tmp_path, env=flow_env(prefect_api), capture_output=True, text=True,
+                             timeout=600, stdin=subprocess.DEVNULL)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    # the environments validated before the kill were not validated again
+    log = resumed.stdout + resumed.stderr
+    assert log.count("validated by an earlier, interrupted run") == done_before, log[-3000:]
+    assert log.count("candidate pairs in the local sandbox") == 3 - done_before
+    assert published_pairs(tmp_path / "out" / DATASET / "v1") == published_pairs(uninterrupted / "out" / DATASET / "v1")
+    assert not checkpoints.exists() or not any(checkpoints.iterdir())  # cleared once published
+
+
+def test_a_refused_release_is_a_failed_run_with_its_funnel(prefect_api: str, uninterrupted: Path) -> None:
+    """The same seed again makes the same pairs, which the dedup against v1 drops: nothing to publish."""
+    again = abstaingen(prefect_api, uninterrupted, "generate", "--config", "config.toml", "--seed", "5",
+                       "--output", "out")
+    assert again.returncode == 3, again.stderr[-3000:]
+    assert "release refused" in again.stderr and "Traceback" not in again.stderr
+    assert not (uninterrupted / "out" / DATASET / "v2").exists()
+    latest = flow_runs(prefect_api, f"dataset:{DATASET}")
+    refused = next(r for r in latest if r["name"] == f"{DATASET} seed 5" and r["state_type"] == "FAILED")
+    assert refused["state"]["message"].startswith("release refused: no pair survived validation")
+    artifacts = artifacts_of(prefect_api, refused["id"])
+    funnel = {row["stage"]: row for row in json.loads(artifacts["stage-funnel"]["data"])}
+    assert funnel["dedup"]["passed"] == 0 and "seen_in_earlier_release" in funnel["dedup"]["rejected"]
+    assert "release refused" in artifacts["release-summary"]["data"]
+    published = next(r for r in latest if r["name"] == f"{DATASET} seed 5" and r["state_type"] == "COMPLETED")
+    assert {"validate travel", "validate banking", "validate email", "remove near-duplicates",
+            "assemble release"} <= set(task_run_names(prefect_api, published["id"]))
+    assert {"stage-funnel", "baseline-gates", "shortcut-gate", "leakage-report", "cost",
+            "release-summary"} <= set(artifacts_of(prefect_api, published["id"]))
+
+
+def test_one_run_of_a_dataset_at_a_time(tmp_path: Path) -> None:
+    first, second = DatasetLock(tmp_path), DatasetLock(tmp_path)
+    assert first.try_acquire()
+    assert not second.try_acquire()
+    assert first.holder() == str(os.getpid())
+    first.release()
+    assert second.try_acquire()
+    second.release()
+    # a holder that is killed leaves no stale lock behind
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
+                               "from abstaingen.checkpoints import DatasetLock; "
+                               "assert DatasetLock(Path(sys.argv[1])).try_acquire(); print('held', flush=True); "
+                               "time.sleep(60)", str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    assert not first.try_acquire()
+    holder.kill()
+    holder.wait()
+    assert first.try_acquire()
+    first.release()
+
+
+def test_the_schedule_makes_two_fresh_releases_unattended(prefect_api: str,
+                                                          scheduler: tuple[subprocess.Popen[str], Path]) -> None:
+    process, workdir = scheduler
+    dataset = workdir / "out" / DATASET
+    deadline = time.monotonic() + 420  # two ticks of */2 and their runs
+    while not (dataset / "v2" / "manifest.json").exists():
+        assert process.poll() is None, process.stdout.read() if process.stdout else ""
+        assert time.monotonic() < deadline, "the schedule did not publish two releases within 7 minutes"
+        time.sleep(2)
+    first, second = (json.loads((dataset / v / "manifest.json").read_text()) for v in ("v1", "v2"))
+    assert first["seed"] != second["seed"] and second["checked_against"] == ["v1"]
+    assert not set(json.loads(line)["pair_id"] for line in (dataset / "v1" / "pairs.jsonl").read_text().splitlines()) \
+        & set(json.loads(line)["pair_id"] for line in (dataset / "v2" / "pairs.jsonl").read_text().splitlines())
+    runs = [r for r in flow_runs(prefect_api, "scheduled") if r["state_type"] == "COMPLETED"]
+    assert len(runs) >= 2 and all(r["deployment_id"] for r in runs)
+    process.send_signal(signal.SIGINT)  # Ctrl-C: the scheduler stops, with its server
+    assert process.wait(timeout=60) == 0
+    assert process.stdout is not None and "abstaingen: schedule stopped" in process.stdout.read()
