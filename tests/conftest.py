@@ -156,5 +156,10 @@ def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     home = tmp_path_factory.mktemp("prefect-home")
     with start_server("127.0.0.1", port, home) as server:
         server.wait_until_healthy()
+        os.environ[TEST_PREFECT_API] = server.api_url  # for tests/prefect_runs.flow_env
         yield server.api_url
+        os.environ.pop(TEST_PREFECT_API, None)
+
+
+TEST_PREFECT_API = "ABSTAINGEN_TEST_PREFECT_API"
 

@@ -12,9 +12,11 @@ from typing import Any
 import httpx
 
 
-def flow_env(api_url: str, **extra: str) -> dict[str, str]:
+def flow_env(api_url: str | None = None, **extra: str) -> dict[str, str]:
+    """The environment of a run reporting to `api_url`, by default the session's server (a test using
+    this default asks for the prefect_api fixture)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env.update(PREFECT_API_URL=api_url, PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1", **extra)
+    env.update(PREFECT_API_URL=api_url or os.environ["ABSTAINGEN_TEST_PREFECT_API"], PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1", **extra)
     return env
 
 

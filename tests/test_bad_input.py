@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from prefect_runs import flow_env
 
 from abstaingen import cli
 from abstaingen.model import EnvironmentBundle, Release, TaskPair
@@ -182,13 +183,12 @@ SEEDS = '{"instruction": "Cancel my hotel booking and rebook my flight", "domain
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def generated(tmp_path_factory: pytest.TempPathFactory, prefect_api: str) -> Path:
     """Two real releases of one dataset: v1 from the default seeds, v2 from a seeds file."""
     workdir = tmp_path_factory.mktemp("generated")
     write(workdir / "config.toml", CONFIG)
     write(workdir / "seeds.jsonl", SEEDS)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env["PREFECT_HOME"] = str(workdir / "prefect-home")
+    env = flow_env()  # reports to the session's Prefect server
     for extra in ([], ["--seeds", "seeds.jsonl"]):
         run = subprocess.run(
             [sys.executable, "-m", "abstaingen", "generate", "--config", "config.toml", "--output", "out", *extra],

@@ -177,7 +177,7 @@ def test_main_sets_prefect_defaults_before_anything_else(
 def test_prefect_defaults_keep_what_the_user_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PREFECT_HOME", "/somewhere/else")
     monkeypatch.delenv("PREFECT_SERVER_ANALYTICS_ENABLED", raising=False)
-    configure_prefect_defaults(tmp_path)
+    configure_prefect_defaults()
     assert os.environ["PREFECT_HOME"] == "/somewhere/else"
     assert os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
 

@@ -5,7 +5,6 @@ each API. The judges disagree on some pairs; the manifest and every pair say wha
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +12,15 @@ from typing import Any
 
 import pytest
 from builtin_fixtures import builtin_bundle
+from prefect_runs import flow_env
 from standin import Answer, Computed, StandIn
 from test_judge import verdict
 
 from abstaingen.model import Release
 from abstaingen.store import load_release, publish_release
 from abstaingen.validators.judge import COMMITTEE, RUBRIC
+
+pytestmark = pytest.mark.usefixtures("prefect_api")  # flow runs report to the session's server
 
 
 def write_config(folder: Path, standin: StandIn, judged: bool = True) -> Path:
@@ -73,8 +75,7 @@ def judges(body: dict[str, Any]) -> Answer:
 
 
 def abstaingen(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env.update(PREFECT_HOME=str(folder / "prefect-home"), STANDIN_KEY="sk-standin")
+    env = flow_env(STANDIN_KEY="sk-standin")  # reports to the session's Prefect server
     return subprocess.run([sys.executable, "-m", "abstaingen", *args], cwd=folder,
                           env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
 

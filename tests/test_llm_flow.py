@@ -4,13 +4,13 @@ stand-in model server, in the pet clinic (a domain none of the builtin ones cove
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from clinic import CODE, ENVIRONMENT, INSTRUCTION, PERTURBATION, script_clinic
+from prefect_runs import flow_env
 from standin import Answer, Raw, StandIn, Status
 
 from abstaingen.generators.builtin.domains import DOMAINS
@@ -18,6 +18,8 @@ from abstaingen.generators.llm.perturbation import stage_of
 from abstaingen.model import Scenario
 from abstaingen.prompts import template_hash
 from abstaingen.store import load_release
+
+pytestmark = pytest.mark.usefixtures("prefect_api")  # flow runs report to the session's server
 
 PRICES = "input_usd_per_mtok = 1.0\noutput_usd_per_mtok = 4.0\n"
 
@@ -58,8 +60,7 @@ cache_dir = "{folder / 'cache'}"
 
 
 def generate(folder: Path, config: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env.update(PREFECT_HOME=str(folder / "prefect-home"), STANDIN_KEY="sk-standin")
+    env = flow_env(STANDIN_KEY="sk-standin")  # reports to the session's Prefect server
     return subprocess.run([sys.executable, "-m", "abstaingen", "generate", "--config", str(config), *extra],
                           cwd=folder,
                           env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
