@@ -552,7 +552,7 @@ def run_generate(config: GenerateConfig, seeds_path: Path | None = None) -> Gene
     chosen = plan_run(config, seeds_path).config.sandbox.backend
     try:
         with stop_on_signals(abandon_run):
-            state = asyncio.run(generate_release(config, seeds_path, return_state=True))
+            state: State[Any] = asyncio.run(generate_release(config, seeds_path, return_state=True))  # type: ignore[arg-type]
     finally:
         sweep_sandboxes(chosen)
     result = state.result(raise_on_failure=False)

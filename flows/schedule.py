@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from prefect.flows import EntrypointType
-from prefect.schedules import Cron, validate_cron_string
+from prefect.schedules import Cron, Schedule, validate_cron_string
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from abstaingen.config import GenerateConfig
@@ -69,7 +69,7 @@ def serve_on_schedule(config: GenerateConfig, seeds_path: Path | None, cron: str
         _serve(config, seeds_path, cron, timezone, schedule, deployment)
 
 
-def _serve(config: GenerateConfig, seeds_path: Path | None, cron: str, timezone: str, schedule: Cron,
+def _serve(config: GenerateConfig, seeds_path: Path | None, cron: str, timezone: str, schedule: Schedule,
            deployment: str) -> None:
     print(f"serving {deployment}: a fresh release of {config.dataset.name} at '{cron}' ({timezone}) into "
           f"{config.dataset.output_dir.resolve()}; Ctrl-C stops", flush=True)
