@@ -1,0 +1,101 @@
+"""Validation on Dask workers (abstaingen.flows.scale): the same results as on the flow's own loop,
+from other processes, recorded in the flow's Prefect API."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from abstaingen.flows.scale import OrchestrationConfig, build_task_runner, unreachable_api
+
+pytest.importorskip("prefect_dask")
+
+HELPER = Path(__file__).with_name("dask_flow.py")
+
+
+@pytest.fixture(scope="module")
+def both_paths(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
+    folder = tmp_path_factory.mktemp("dask")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "DASK_"))}
+    env.update(PREFECT_HOME=str(folder / "prefect-home"), PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1",
+               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="180")
+    out = folder / "out.json"
+    run = subprocess.run([sys.executable, str(HELPER), str(out), "--domains", "travel", "banking", "--workers", "2"],
+                         cwd=folder, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr[-4000:]
+    return json.loads(out.read_text()), run.stdout + run.stderr
+
+
+def outcome(batch: dict) -> dict:
+    """What validation decided for each pair, and why: ids, every check, the replay hashes, the funnel."""
+    return {
+        "accepted": [p["pair_id"] for p in batch["accepted"]],
+        "rejected": [p["pair_id"] for p in batch["rejected"]],
+        "checks": {p["pair_id"]: [(c["name"], c["passed"], c["detail"]) for c in p["validation"]["checks"]]
+                   for p in batch["accepted"] + batch["rejected"]},
+        "hashes": {p["pair_id"]: p["validation"]["replay_trace_hash"] for p in batch["accepted"]},
+        "stages": [(s["stage"], s["received"], s["rejected"]) for s in batch["stages"]],
+    }
+
+
+def test_dask_workers_validate_exactly_as_the_flow_loop_does(both_paths) -> None:
+    result, _ = both_paths
+    local, dask = result["local"], result["dask"]
+    assert local["env_ids"] == dask["env_ids"] and len(dask["env_ids"]) == 2
+    assert [outcome(b) for b in dask["batches"]] == [outcome(b) for b in local["batches"]]
+    # in bundle order, and real work: every environment has pairs that passed the replay in the sandbox
+    for env_id, batch in zip(dask["env_ids"], dask["batches"]):
+        assert batch["accepted"] and {p["act"]["env_id"] for p in batch["accepted"]} == {env_id}
+        assert all(p["validation"]["sandbox"] == "local" for p in batch["accepted"])
+        assert all(any(c["name"] == "replay_final_state" and c["passed"] for c in p["validation"]["checks"])
+                   for p in batch["accepted"])
+    assert {p["domain"] for b in dask["batches"] for p in b["accepted"]} == {"travel", "banking"}
+    for path in (local, dask):  # each environment reported once as it finished, with its own batch
+        assert sorted(map(tuple, path["done"])) == sorted(
+            (env_id, len(batch["accepted"])) for env_id, batch in zip(path["env_ids"], path["batches"]))
+
+
+def test_each_environment_ran_in_a_worker_process_of_its_own(both_paths) -> None:
+    result, _ = both_paths
+    flow_pid = result["flow_pid"]
+    assert set(result["local"]["pids"].values()) == {flow_pid}  # the one-loop path stays in the flow's process
+    dask_pids = result["dask"]["pids"]
+    assert sorted(dask_pids) == sorted(result["dask"]["env_ids"])
+    assert flow_pid not in dask_pids.values() and len(set(dask_pids.values())) == 2
+
+
+def test_worker_task_runs_report_to_the_flows_api(both_paths) -> None:
+    result, output = both_paths
+    for path in ("local", "dask"):
+        runs = result[path]["task_runs"]
+        assert len(runs) == 2 and {r["state"] for r in runs} == {"Completed"}, (path, runs)
+    # workers used the flow's temporary server instead of each starting one of their own
+    assert output.count("Starting temporary server") == 1, output[-3000:]
+    assert "distributed.worker" not in output  # the workers' start-up banners stay quiet
+
+
+def test_orchestration_config_and_runner() -> None:
+    assert type(build_task_runner(OrchestrationConfig())).__name__ == "ThreadPoolTaskRunner"
+    remote = build_task_runner(OrchestrationConfig(kind="dask", address="tcp://10.0.0.5:8786"))
+    assert type(remote).__name__ == "DaskTaskRunner" and remote.address == "tcp://10.0.0.5:8786"
+    local = build_task_runner(OrchestrationConfig(kind="dask", workers=3))
+    assert local.address is None and local.cluster_kwargs["n_workers"] == 3
+    with pytest.raises(ValidationError, match="kind"):
+        OrchestrationConfig(address="tcp://10.0.0.5:8786")
+    with pytest.raises(ValidationError):
+        OrchestrationConfig(kind="dask", workers=0)
+    assert all(field.description for field in OrchestrationConfig.model_fields.values())
+
+
+def test_a_loopback_api_is_flagged_for_remote_workers_only() -> None:
+    temporary = "http://127.0.0.1:8123/api"
+    assert unreachable_api(temporary, None) is None
+    assert unreachable_api(temporary, "tcp://127.0.0.1:8786") is None
+    assert "PREFECT_API_URL" in (unreachable_api(temporary, "tcp://10.0.0.5:8786") or "")
+    assert unreachable_api("http://prefect.internal:4200/api", "tcp://10.0.0.5:8786") is None
