@@ -236,7 +236,7 @@ def run_generate_command(options: argparse.Namespace) -> int:
     display = console.open_display(verbosity)
     chatter = console.PrefectChatter(hold_back=verbosity != "verbose",
                                      on_server_start=lambda: display.status(console.temporary_server_line()),
-                                     on_flow_run=lambda _name: display.ready())
+                                     on_flow_run=lambda _name: display.ready(), on_view=display.watch_at)
     try:
         with display, _stopped_by_signals(display.abort):
             display.phase("loading the pipeline")
@@ -250,7 +250,7 @@ def run_generate_command(options: argparse.Namespace) -> int:
             with progress.watching(display.update):
                 result = run_generate(config, options.seeds)
     finally:
-        chatter.on_server_start = chatter.on_flow_run = None
+        chatter.on_server_start = chatter.on_flow_run = chatter.on_view = None
     summary = console.summarize(result, config, time.monotonic() - started)
     if options.json:
         print(summary.model_dump_json(indent=2))

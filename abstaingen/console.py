@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import os
 import re
 import shlex
 import sys
@@ -106,15 +107,17 @@ class PrefectChatter(logging.Filter):
     `hold_back` is off (-v).
 
     It also listens: `on_server_start` hears that Prefect starts its temporary server, `on_flow_run`
-    that the flow run began (so Prefect answers)."""
+    that the flow run began (so Prefect answers), `on_view` the run's page in the UI (a lasting server)."""
 
     STARTING = "Starting temporary server on "
     BEGINNING = re.compile(r"Beginning (?:flow|subflow) run '(?P<name>[^']*)'")
+    VIEW = re.compile(r"View at (?P<url>\S+)")
 
     def __init__(self, hold_back: bool = True, on_server_start: Callable[[], None] | None = None,
-                 on_flow_run: Callable[[str], None] | None = None):
+                 on_flow_run: Callable[[str], None] | None = None, on_view: Callable[[str], None] | None = None):
         super().__init__()
         self.hold_back, self.on_server_start, self.on_flow_run = hold_back, on_server_start, on_flow_run
+        self.on_view = on_view
 
     def filter(self, record: logging.LogRecord) -> bool:
         if self.hold_back and record.name in RUN_LOGGERS and record.getMessage().startswith("Finished in state "):
@@ -126,10 +129,12 @@ class PrefectChatter(logging.Filter):
         if record.name == "prefect" and self.on_server_start is not None:
             if record.getMessage().startswith(self.STARTING):
                 self.on_server_start()
-        elif record.name == "prefect.flow_runs" and self.on_flow_run is not None:
-            match = self.BEGINNING.match(record.getMessage())
-            if match:
-                self.on_flow_run(match["name"])
+        elif record.name == "prefect.flow_runs":
+            beginning, view = self.BEGINNING.match(record.getMessage()), self.VIEW.match(record.getMessage())
+            if beginning and self.on_flow_run is not None:
+                self.on_flow_run(beginning["name"])
+            if view and self.on_view is not None:
+                self.on_view(view["url"])
         return not self.hold_back
 
 
@@ -243,6 +248,7 @@ class RunDisplay:
         self.announced = False  # `waiting` was said with status(): Prefect's server is starting
         self.server_url: str | None = None  # the Prefect server used, when not a temporary one
         self.ready_after: float | None = None
+        self.run_url: str | None = None  # the run's page in the Prefect UI, on a lasting server
         self._stdout: contextlib.redirect_stdout[IO[str]] | None = None
 
     def __enter__(self) -> RunDisplay:
@@ -296,6 +302,16 @@ class RunDisplay:
     def _said_ready(self) -> None:
         pass
 
+    def watch_at(self, url: str) -> None:
+        """The run's page in the Prefect UI (Prefect names it once the run began, on a lasting server)."""
+        with self.lock:
+            if self.run_url is None:
+                self.run_url = url
+                self._said_watch(url)
+
+    def _said_watch(self, url: str) -> None:
+        pass
+
     def update(self, event: Progress) -> None:
         with self.lock:
             self.ready()
@@ -342,6 +358,9 @@ class LineDisplay(RunDisplay):
         line = self.ready_line()
         if line:
             self._say(line)
+
+    def _said_watch(self, url: str) -> None:
+        self._say(f"this run in the Prefect UI: {url}")
 
     def _changed(self, stage: _Stage, finished_now: bool, now: float) -> None:
         if finished_now or (stage.finished is None and now - stage.last_line >= HEARTBEAT_S):
@@ -440,6 +459,8 @@ class LiveDisplay(RunDisplay):
                     lines.append(Text(f"  {SERVER_TIP}", style="dim"))
             elif said := self.ready_line():
                 lines.append(Text.assemble(("✓ ", "green"), (said, "dim")))
+            if self.run_url is not None:
+                lines.append(Text.assemble("  this run in the Prefect UI: ", (self.run_url, "cyan underline")))
             lines += self._rows(now, self.console.width)
             for line in lines:
                 line.no_wrap, line.overflow = True, "ellipsis"
@@ -495,7 +516,8 @@ class LiveDisplay(RunDisplay):
 
 def bar(done: int, total: int, width: int, finished: bool) -> Text:
     filled = width if finished or total <= 0 else min(width, round(width * done / total))
-    return Text.assemble(("━" * filled, "green" if finished else "cyan"), ("━" * (width - filled), "grey23"))
+    # the track is a thinner line, so that the bar reads right without colours too (NO_COLOR, a plain log)
+    return Text.assemble(("━" * filled, "green" if finished else "cyan"), ("─" * (width - filled), "grey35"))
 
 
 def eta_free(timing: str) -> bool:
@@ -519,10 +541,17 @@ def open_display(verbosity: Verbosity, stream: IO[str] | None = None) -> RunDisp
     stream = stream if stream is not None else sys.stderr
     if verbosity == "quiet":
         return SilentDisplay()
-    console = Console(file=stream, highlight=False)
-    if console.is_terminal and not console.is_dumb_terminal:
-        return LiveDisplay(console)
+    # A terminal is a real one: FORCE_COLOR (set in some CI) makes rich call a log file a terminal.
+    if _isatty(stream) and os.environ.get("TERM", "") != "dumb":
+        return LiveDisplay(Console(file=stream, highlight=False, force_terminal=True))
     return LineDisplay(stream)
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or unusual stream
+        return False
 
 
 # --- the summary ---------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -226,12 +227,25 @@ def test_off_a_terminal_a_given_server_is_named_once_it_answers() -> None:
     display.server_url = "http://127.0.0.1:4200/api"
     display.phase("checking the config")
     display.update(Progress(stage="extract", done=0, total=1))
-    assert stream.getvalue() == "using the Prefect server at http://127.0.0.1:4200/api\n"
+    display.watch_at("http://127.0.0.1:4200/runs/flow-run/1")
+    display.watch_at("http://127.0.0.1:4200/runs/flow-run/1")
+    assert stream.getvalue().splitlines() == ["using the Prefect server at http://127.0.0.1:4200/api",
+                                              "this run in the Prefect UI: http://127.0.0.1:4200/runs/flow-run/1"]
 
 
-def test_the_display_is_chosen_by_the_stream_and_verbosity() -> None:
+def test_the_display_is_chosen_by_the_stream_and_verbosity(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich would call a log file a terminal; a live display needs a real one
     assert isinstance(console.open_display("normal", io.StringIO()), console.LineDisplay)
     assert isinstance(console.open_display("quiet", io.StringIO()), console.SilentDisplay)
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert isinstance(console.open_display("normal", Terminal()), console.LiveDisplay)
+    assert isinstance(console.open_display("verbose", Terminal()), console.LiveDisplay)
+    monkeypatch.setenv("TERM", "dumb")
+    assert isinstance(console.open_display("normal", Terminal()), console.LineDisplay)
 
 
 def live(clock: Clock) -> tuple[console.LiveDisplay, io.StringIO]:
@@ -260,7 +274,7 @@ def test_on_a_terminal_each_stage_has_a_row_with_counts_pairs_rate_and_time_left
     assert all(len(line) <= 50 for line in narrow), narrow
     icon, name, bar, *rest = narrow[1].split()
     assert (name, rest) == ("validate", ["1/4", "envs", "16", "pairs", "ETA", "24s"])
-    assert set(bar) == {"━"} and 10 <= len(bar) < 24
+    assert 10 <= len(bar) < 24 and bar == "━" * round(len(bar) / 4) + "─" * (len(bar) - round(len(bar) / 4))
 
 
 def test_on_a_terminal_the_display_is_torn_down_and_the_cursor_shown_again() -> None:
@@ -316,19 +330,20 @@ def record(name: str, level: int, message: str) -> logging.LogRecord:
 def test_the_chatter_filter_holds_back_prefects_info_but_passes_warnings() -> None:
     heard: list[str] = []
     chatter = console.PrefectChatter(on_server_start=lambda: heard.append("server"),
-                                     on_flow_run=lambda name: heard.append(name))
+                                     on_flow_run=lambda name: heard.append(name), on_view=heard.append)
 
     assert not chatter.filter(record("prefect.task_runs", logging.INFO, "Finished in state Completed()"))
     assert not chatter.filter(record("prefect.flow_runs", logging.INFO, "Finished in state Completed()"))
     assert not chatter.filter(record("prefect", logging.INFO, "Starting temporary server on http://127.0.0.1:8317"))
     assert not chatter.filter(record("prefect.flow_runs", logging.INFO,
                                      "Beginning flow run 'serious-barracuda' for flow 'generate-release'"))
+    assert not chatter.filter(record("prefect.flow_runs", logging.INFO, "View at http://127.0.0.1:4200/runs/flow-run/1"))
     assert chatter.filter(record("prefect.flow_runs", logging.WARNING, "2 containers could not be removed"))
     assert chatter.filter(record("prefect.task_runs", logging.ERROR, "Task run failed with exception: boom"))
     assert not chatter.filter(record("prefect.flow_runs", logging.ERROR, "Finished in state Failed('release "
                                                                          "refused: oracle paired accuracy 0.0%')"))
     assert chatter.filter(record("httpx", logging.INFO, "not Prefect's"))
-    assert heard == ["server", "serious-barracuda"]
+    assert heard == ["server", "serious-barracuda", "http://127.0.0.1:4200/runs/flow-run/1"]
     verbose = console.PrefectChatter(hold_back=False)
     assert verbose.filter(record("prefect.task_runs", logging.INFO, "Finished in state Completed()"))
 
@@ -349,3 +364,14 @@ def test_the_chatter_filter_sits_on_prefects_console_handler() -> None:
             for chatter in [f for f in handler.filters if isinstance(f, console.PrefectChatter)]:
                 handler.removeFilter(chatter)
     assert all(handler.filter(record("prefect.task_runs", logging.INFO, "Finished")) for handler in handlers)
+
+
+def test_prefects_usage_data_notice_is_off_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    from abstaingen.settings import configure_prefect_defaults
+
+    monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if k != "DO_NOT_TRACK"})  # restored after
+    configure_prefect_defaults()
+    assert os.environ["DO_NOT_TRACK"] == "1"  # Prefect's client shows its notice unless DO_NOT_TRACK is set
+    os.environ["DO_NOT_TRACK"] = "0"
+    configure_prefect_defaults()
+    assert os.environ["DO_NOT_TRACK"] == "0"  # the user's choice stands
