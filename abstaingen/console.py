@@ -453,8 +453,10 @@ class LiveDisplay(RunDisplay):
             now = self.clock()
             lines: list[Text] = []
             if self.ready_after is None:
-                lines.append(Text.assemble(self._spinner(), " ", f"{self.waiting or 'loading the pipeline'}... ",
-                                           (duration(now - self.waiting_since), "dim")))
+                # the time waited before the details in brackets, so that a narrow terminal cuts those first
+                what, _, detail = (self.waiting or "loading the pipeline").partition(" (")
+                lines.append(Text.assemble(self._spinner(), " ", f"{what}... ", duration(now - self.waiting_since),
+                                           (f" ({detail}" if detail else "", "dim")))
                 if self.announced and self.waiting and self.waiting.startswith("starting"):
                     lines.append(Text(f"  {SERVER_TIP}", style="dim"))
             elif said := self.ready_line():

@@ -375,3 +375,21 @@ def test_prefects_usage_data_notice_is_off_by_default(monkeypatch: pytest.Monkey
     os.environ["DO_NOT_TRACK"] = "0"
     configure_prefect_defaults()
     assert os.environ["DO_NOT_TRACK"] == "0"  # the user's choice stands
+
+
+def test_on_a_terminal_the_wait_for_prefect_shows_the_time_waited_before_the_details() -> None:
+    clock = Clock()
+    display, _ = live(clock)
+    display.status("starting Prefect's temporary server (the first start in a new PREFECT_HOME takes about a minute)")
+    clock.now += 12
+    display.console.width = 60
+    out = Console(file=io.StringIO(), width=60)
+    with out.capture() as capture:
+        out.print(display.render())
+    first, tip = capture.get().splitlines()
+    assert first[2:].startswith("starting Prefect's temporary server... 12 s (the first") and len(first) <= 60
+    assert tip.startswith("  a server kept running skips this wait")
+    display.ready()
+    with out.capture() as capture:
+        out.print(display.render())
+    assert capture.get().splitlines() == ["✓ Prefect's temporary server answered after 12 s"]
