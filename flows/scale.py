@@ -11,10 +11,12 @@ What a Dask worker needs, found by running it (tests/test_dask.py):
   temporary server (its URL lives only in the flow's process), so each worker would start a
   temporary server of its own on the same database: slow, and on another machine a different
   database altogether. prefect-dask sends the flow's settings context along with every task, so
-  `validate_on_runner` submits under a settings context that names the flow's API URL;
+  `submit_each` submits under a settings context that names the flow's API URL;
 - the sandbox: the task writes the bundle to a scratch folder of the worker and starts the sandbox
   there (a subprocess of the worker's Python for `local`, the image for `docker`), so nothing but
-  the models crosses between machines; results come back the same way.
+  the models crosses between machines; results come back the same way. What the task writes to
+  disk besides (the flow's validation checkpoints) lands on the worker's machine: shared storage, or
+  it is lost to a resumed run.
 
 prefect-dask is an optional extra (`pip install 'abstaingen[dask]'`); only the `dask` kind imports it.
 """
@@ -25,48 +27,26 @@ import asyncio
 import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from prefect import Task, get_client, get_run_logger
 from prefect.context import FlowRunContext
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
-from pydantic import Field, StrictInt, model_validator
 
 from abstaingen.errors import AbstaingenError
+from abstaingen.flows.orchestration import OrchestrationConfig
 from abstaingen.model import EnvironmentBundle, TaskPair
-from abstaingen.model.common import Model
 from abstaingen.pipeline import validate_concurrently
 from abstaingen.validators.validate import ValidatedBatch
 
-MAX_WORKERS = 256
 POLL_S = 0.1  # how often the flow's loop looks whether the submitted validations are done
 
 R = TypeVar("R")
 
-
-class OrchestrationConfig(Model):
-    """Where the validation tasks run."""
-
-    kind: Literal["local", "dask"] = Field(
-        default="local",
-        description="local: every environment's validation on the flow's own event loop ([sandbox] concurrency at "
-                    "once); dask: one Dask task per environment, each in a Dask worker process")
-    address: str | None = Field(
-        default=None, min_length=1,
-        description="dask only: address of a running Dask scheduler (e.g. tcp://10.0.0.5:8786) whose workers run "
-                    "the validations; unset: a Dask cluster of `workers` processes on this machine, for the run")
-    workers: StrictInt = Field(
-        default=2, ge=1, le=MAX_WORKERS,
-        description="dask without an address: worker processes of the run's local cluster, one validation at a "
-                    "time each")
-
-    @model_validator(mode="after")
-    def _address_is_for_dask(self) -> OrchestrationConfig:
-        if self.address is not None and self.kind != "dask":
-            raise ValueError("`address` is a Dask scheduler's: set kind = \"dask\" with it")
-        return self
+__all__ = ["OrchestrationConfig", "build_task_runner", "on_dask", "quiet_local_cluster", "submit_each",
+           "unreachable_api", "validate_on_runner"]
 
 
 def build_task_runner(config: OrchestrationConfig) -> TaskRunner[Any]:
