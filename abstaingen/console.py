@@ -590,8 +590,10 @@ class RunSummary(Model):
     dataset: str = Field(description="the dataset's name")
     version: str | None = Field(description="the published version, e.g. v3; None when refused")
     folder: str | None = Field(description="the release folder; None when refused")
-    seed: int | None = Field(description="the seed the generators drew from; None when refused and not configured")
+    seed: int | None = Field(description="the seed the generators drew from (rerun with it to resume a killed run)")
     total_pairs: int = Field(description="pairs in the release (0 when refused)")
+    checked_against: list[str] = Field(default_factory=list, description="the earlier versions none of whose pairs "
+                                                                         "the release repeats")
     counts: dict[str, dict[str, int]] = Field(description="pairs by scenario, domain, phase and deliverable")
     funnel: list[FunnelStage] = Field(description="per stage: items received, passed, and rejected by reason")
     gates: list[Gate] = Field(description="the baseline gates on the released pairs (empty when refused: the "
@@ -642,13 +644,15 @@ def summarize(result: GenerationResult, config: GenerateConfig, elapsed_s: float
               "ui_url": result.ui_url}
     if release is None:
         return RunSummary(status="refused", dataset=config.dataset.name, version=None, folder=None,
-                          seed=config.dataset.seed, total_pairs=0, counts={}, gates=[],
+                          seed=result.seed if result.seed is not None else config.dataset.seed, total_pairs=0,
+                          counts={}, gates=[],
                           judged=None, refusal=result.refusal or "no pair survived validation",
                           sandbox=None, cost_usd=0.0, next_commands=[], **common)
     if folder is None:
         folder = config.dataset.output_dir / release.name / release.version
     return RunSummary(status="published", dataset=release.name, version=release.version, folder=str(folder),
                       seed=release.seed, total_pairs=release.total_pairs, counts=release.counts, gates=gates(release),
+                      checked_against=release.checked_against,
                       judged=judged_line(release), refusal=None, sandbox=release.sandbox, cost_usd=release.cost_usd,
                       next_commands=next_commands(release, folder), **common)
 
@@ -709,7 +713,9 @@ def summary_lines(summary: RunSummary, verbosity: Verbosity = "normal") -> list[
     head = Text.assemble(("published", "bold green"), f" {summary.dataset} {summary.version} at {summary.folder}")
     if verbosity == "quiet":
         return [head, *warnings]
-    facts = [f"pairs: {summary.total_pairs}", f"seed {summary.seed}", f"sandbox {summary.sandbox}", f"took {took}"]
+    seed = f"seed {summary.seed}" + (f"; none repeats {', '.join(summary.checked_against)}"
+                                     if summary.checked_against else "")
+    facts = [f"pairs: {summary.total_pairs}", seed, f"sandbox {summary.sandbox}", f"took {took}"]
     if summary.cost_usd:
         facts.insert(3, f"${summary.cost_usd:.2f}")
     lines = [head, Text(", ".join(facts))]

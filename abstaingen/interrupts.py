@@ -1,4 +1,4 @@
-"""SIGINT and SIGTERM during a run: stop within seconds, publish nothing, leave no sandbox behind.
+"""SIGINT, SIGTERM and SIGHUP during a run: stop within seconds, publish nothing, leave no sandbox behind.
 
 An exception would unwind through Prefect's engine, which reports the crash to its API and, when
 that API is gone (a signal to the process group kills Prefect's temporary server too), retries for
@@ -24,6 +24,8 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import NoReturn
 
+# Ctrl-C, kill, and a closed terminal (SIGHUP)
+STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _cleanup: list[Callable[[], None]] = []
 _holding: list[bool] = []
 _held: list[int] = []  # signals that arrived while held
@@ -40,7 +42,7 @@ def _on_signal(signum: int, _frame: FrameType | None) -> None:
 def stop_run(reason: str, exit_code: int) -> NoReturn:
     """Run the registered cleanup, print one line and end the process now: for a signal, or for a
     failure the run cannot report through Prefect (its API is gone)."""
-    for number in (signal.SIGINT, signal.SIGTERM):
+    for number in STOPPING:
         signal.signal(number, signal.SIG_IGN)  # a second Ctrl-C must not cut the cleanup short
     for step in reversed(_cleanup):
         try:
@@ -65,7 +67,7 @@ def publishing() -> bool:
 def take_signals() -> None:
     """Make SIGINT and SIGTERM stop the run (again, after a library replaced the handler)."""
     if _cleanup:
-        for number in (signal.SIGINT, signal.SIGTERM):
+        for number in STOPPING:
             signal.signal(number, _on_signal)
 
 
@@ -91,7 +93,7 @@ def stop_on_signals(cleanup: Callable[[], None]) -> Iterator[None]:
     _cleanup.append(cleanup)
     _held.clear()
     _published.clear()
-    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    previous = {number: signal.getsignal(number) for number in STOPPING}
     take_signals()
     try:
         yield

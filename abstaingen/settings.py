@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -22,7 +23,11 @@ def configure_prefect_defaults() -> None:
     `import prefect` (the CLI does it first thing; flows and tests may call it again: it only sets
     what is still unset).
     """
-    os.environ.setdefault("PREFECT_HOME", str(prefect_home()))
+    if "PREFECT_HOME" not in os.environ:
+        home = prefect_home()
+        with contextlib.suppress(OSError):  # Prefect makes the last folder only, and says so when it cannot
+            home.mkdir(parents=True, exist_ok=True)
+        os.environ["PREFECT_HOME"] = str(home)
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     # That is the server's switch; Prefect's client reads only DO_NOT_TRACK, and without it prints a
     # "collects anonymous usage data" notice on a terminal at the first import in a new PREFECT_HOME.

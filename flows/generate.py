@@ -111,6 +111,7 @@ class GenerationResult(Model):
     rejection_samples: list[RejectionSample] = Field(default_factory=list,
                                                      description="a few rejected pairs per reason")
     warnings: list[str] = Field(default_factory=list)
+    seed: int | None = Field(default=None, description="the seed the run drew from (rerun with it to resume)")
     flow_run_id: str | None = Field(default=None, description="the Prefect flow run")
     ui_url: str | None = Field(default=None, description="the flow run's page, when a Prefect server (not the "
                                                          "temporary one) recorded it")
@@ -475,16 +476,18 @@ async def _generate_with(plan: RunPlan, probe: ApiProbe, generators: dict[str, G
             judged = await judge_all(committee, bundles, [b.accepted for b in batches], config.sandbox.concurrency,
                                      judge)
             accepted, rejected, cost = judged.kept, [*rejected, *judged.rejected], [*cost, *judged.cost]
-    assembly = assemble_stage(accepted, bundles, rejected, config.sandbox.allow_infrastructure_loss,
-                              sorted({spec.domain for spec in specs}), [s.value for s in Scenario],
-                              config.dataset.allow_incomplete, wait_for=[*batches, *([judged] if judged else [])])
-
     funnel = with_repairs(merge_funnel([capability.funnel, *(e.funnel for e in environments),
                                         *(p.funnel for p in positives), *(p.funnel for p in perturbed), unique.funnel,
                                         *(s for batch in batches for s in batch.stages),
                                         *([judged.funnel] if judged else [])]),
                           [r for report_ in reports for r in report_.repairs])
-    warnings = [*assembly.warnings, *budget_warning(funnel, config)]
+    spent = budget_warning(funnel, config)
+    # a run whose budget ran out publishes what it finished (the budget is the user's explicit choice)
+    assembly = assemble_stage(accepted, bundles, rejected, config.sandbox.allow_infrastructure_loss,
+                              sorted({spec.domain for spec in specs}), [s.value for s in Scenario],
+                              config.dataset.allow_incomplete or bool(spent),
+                              wait_for=[*batches, *([judged] if judged else [])])
+    warnings = [*assembly.warnings, *spent]
     logger.info("%d candidate pairs, %d after dedup, %d validated", sum(len(c) for c in candidates), kept,
                 len(assembly.pairs))
     for metrics in assembly.baselines:
@@ -494,12 +497,13 @@ async def _generate_with(plan: RunPlan, probe: ApiProbe, generators: dict[str, G
         logger.warning("%s", warning)
     if not assembly.pairs or assembly.refusal:
         refusal = assembly.refusal or "no pair survived validation"
-        logger.error("release refused, nothing was published: %s", refusal)
+        # info, not error: the run's Failed state carries the reason, and the CLI's summary shows it
+        logger.info("release refused, nothing was published: %s", refusal)
         samples = rejection_samples(rejected, LAYERS)
         await publish_refusal(config.dataset.name, refusal, funnel, samples)
         checkpoints.clear()
         return GenerationResult(outcome="refused", funnel=funnel, refusal=refusal, rejection_samples=samples,
-                                warnings=warnings)
+                                warnings=warnings, seed=seed)
     created_at, fingerprint = datetime.now(UTC).isoformat(timespec="seconds"), config.fingerprint(seeds)
     canary = dataset_canary(dataset_dir)
     pairs = stamped(assembly.pairs, canary, created_at, fingerprint)
@@ -533,7 +537,7 @@ async def _generate_with(plan: RunPlan, probe: ApiProbe, generators: dict[str, G
     await publish_release_artifacts(release, folder)
     logger.info("published %s %s: %d pairs in %s", release.name, release.version, release.total_pairs, folder)
     return GenerationResult(outcome="published", release=release, folder=folder, funnel=release.funnel,
-                            warnings=warnings)
+                            warnings=warnings, seed=seed)
 
 
 def ui_link(flow_run_id: str) -> str | None:

@@ -30,6 +30,7 @@ def write_config(folder: Path, standin: StandIn, judged: bool = True) -> Path:
 name = "judged"
 seed = 7
 output_dir = "{folder / 'out'}"
+allow_incomplete = true  # the scripted committee rejects every S4 pair of this small release
 [generation]
 domains = ["travel", "banking"]
 variants_per_scenario = 1

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.usefixtures("prefect_api")  # flow runs report to the s
 PRICES = "input_usd_per_mtok = 1.0\noutput_usd_per_mtok = 4.0\n"
 
 
-def write_config(folder: Path, standin: StandIn, *, llm: str = "", concurrency: int = 8) -> Path:
+def write_config(folder: Path, standin: StandIn, *, llm: str = "", concurrency: int = 8, dataset: str = "") -> Path:
     (folder / "seeds.jsonl").write_text(json.dumps({"instruction": INSTRUCTION}) + "\n")
     config = folder / "llm.toml"
     config.write_text(f"""
@@ -32,6 +32,7 @@ def write_config(folder: Path, standin: StandIn, *, llm: str = "", concurrency: 
 name = "clinic"
 seed = 5
 output_dir = "{folder / 'out'}"
+{dataset}
 [generation]
 variants_per_scenario = 1
 seeds_file = "seeds.jsonl"
@@ -155,9 +156,14 @@ def test_an_item_the_model_never_gets_right_is_lost_alone(tmp_path: Path, standi
     standin.otherwise(stage_of(Scenario.S3), Answer({**PERTURBATION[Scenario.S3], "together": {
         "tool": "find_visits", "arguments_json": json.dumps({"owner": "Ana Ruiz", "pet": "Biscuit"})}}))
     standin.script("capability", Raw('{"domain": "pet_clinic", "summ'))  # malformed JSON first, then right
-    result = generate(tmp_path, write_config(tmp_path, standin, llm="max_repair_rounds = 1"))
+    refused = generate(tmp_path, write_config(tmp_path, standin, llm="max_repair_rounds = 1"))
+    # the release lacks S3: refused (exit 3) by default, published with a warning when allowed
+    assert refused.returncode == 3 and "no pair of scenario S3 was kept" in refused.stderr, refused.stderr[-3000:]
+    result = generate(tmp_path, write_config(tmp_path, standin, llm="max_repair_rounds = 1",
+                                             dataset="allow_incomplete = true"))
     assert result.returncode == 0, result.stderr[-3000:]
     manifest, pairs = load_release(tmp_path / "out" / "clinic" / "v1")
+    assert manifest.warnings == ["published without scenario S3: no pair of them was kept"]
     funnel = {line.stage: line for line in manifest.funnel}
     assert funnel["perturbation"].rejected == {"S3: repair_failed": 1}
     assert funnel["perturbation"].sent_back == {"S3 witness": 2}

@@ -12,13 +12,15 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from prefect_runs import abstaingen, artifacts_of, flow_env, flow_runs, task_run_names
 
 from abstaingen.checkpoints import DatasetLock
+from abstaingen.model import EnvironmentBundle, TaskPair
+from abstaingen.pipeline import assemble, missing_coverage
 
 # three domains validated one at a time, so that a run can be killed between environments
 CONFIG = '[generation]\ndomains = ["travel", "banking", "email"]\nvariants_per_scenario = 1\n' \
@@ -151,3 +153,15 @@ def test_the_schedule_makes_two_fresh_releases_unattended(prefect_api: str,
     process.send_signal(signal.SIGINT)  # Ctrl-C: the scheduler stops, with its server
     assert process.wait(timeout=60) == 0
     assert process.stdout is not None and "abstaingen: schedule stopped" in process.stdout.read()
+
+
+def test_a_release_missing_a_domain_or_scenario_it_was_asked_for_is_refused_unless_allowed(
+        make_pair: Callable[..., TaskPair], tiny_bundle: EnvironmentBundle) -> None:
+    kept = [make_pair(1)]  # travel, S5
+    assert missing_coverage(kept, ["travel", "banking"], ["S5", "S3"]) == ["domain banking", "scenario S3"]
+    refused = assemble(kept, [tiny_bundle], expected_domains=["travel", "banking"], expected_scenarios=["S5", "S3"])
+    assert refused.refusal is not None and "no pair of domain banking, scenario S3 was kept" in refused.refusal
+    allowed = assemble(kept, [tiny_bundle], expected_domains=["travel", "banking"], expected_scenarios=["S5", "S3"],
+                       allow_incomplete=True)
+    assert "no pair of" not in (allowed.refusal or "")
+    assert "published without domain banking, scenario S3: no pair of them was kept" in allowed.warnings
