@@ -2,6 +2,9 @@
 
     abstaingen generate [--config PATH] [--seeds PATH] [--output DIR] [--domains a,b] [--seed N] [--sandbox B]
                         [-v | -q] [--json]
+    abstaingen schedule --cron EXPR [--timezone TZ] [--config PATH] [--seeds PATH] [--output DIR] [--domains a,b]
+        [--sandbox B] [--name NAME] [--port N]
+    abstaingen ui [--port N] [--host H]
     abstaingen sandbox build-image [--dockerfile]
     abstaingen models check [--config PATH]
     abstaingen env serve BUNDLE_DIR [--task PAIRS_JSONL --task-id ID] [--record DIR]
