@@ -270,6 +270,32 @@ class DecontaminationConfig(Model):
         return bool(self.files or self.hf)
 
 
+MAX_DASK_WORKERS = 256
+
+
+class OrchestrationConfig(Model):
+    """Where the validation tasks run."""
+
+    kind: Literal["local", "dask"] = Field(
+        default="local",
+        description="local: every environment's validation on the flow's own event loop ([sandbox] concurrency at "
+                    "once); dask: one Dask task per environment, each in a Dask worker process")
+    address: str | None = Field(
+        default=None, min_length=1,
+        description="dask only: address of a running Dask scheduler (e.g. tcp://10.0.0.5:8786) whose workers run "
+                    "the validations; unset: a Dask cluster of `workers` processes on this machine, for the run")
+    workers: StrictInt = Field(
+        default=2, ge=1, le=MAX_DASK_WORKERS,
+        description="dask without an address: worker processes of the run's local cluster, one validation at a "
+                    "time each")
+
+    @model_validator(mode="after")
+    def _address_is_for_dask(self) -> OrchestrationConfig:
+        if self.address is not None and self.kind != "dask":
+            raise ValueError("`address` is a Dask scheduler's: set kind = \"dask\" with it")
+        return self
+
+
 class GenerateConfig(Model):
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
@@ -281,6 +307,8 @@ class GenerateConfig(Model):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     llm: LlmConfig = Field(default_factory=LlmConfig)
     decontamination: DecontaminationConfig = Field(default_factory=DecontaminationConfig)
+    orchestration: OrchestrationConfig = Field(default_factory=OrchestrationConfig,
+                                               description="where the validation tasks run: this process, or Dask workers")
 
     @model_validator(mode="after")
     def _backends_fit(self) -> GenerateConfig:

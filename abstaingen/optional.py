@@ -15,7 +15,7 @@ from types import ModuleType
 
 from abstaingen.errors import AbstaingenError
 
-EXTRA_OF = {"openai": "llm", "anthropic": "llm", "datasets": "hf", "huggingface_hub": "hf"}
+EXTRA_OF = {"openai": "llm", "anthropic": "llm", "datasets": "hf", "huggingface_hub": "hf", "prefect_dask": "dask"}
 
 __all__ = ["EXTRA_OF", "require"]
 

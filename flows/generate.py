@@ -48,6 +48,7 @@ from abstaingen.flows.artifacts import (
     publish_release_artifacts,
     rejection_samples,
 )
+from abstaingen.flows.scale import build_task_runner, on_dask, submit_each
 from abstaingen.generators import Generator, generators_for_run, get_generator, make_generator
 from abstaingen.interrupts import hold_signals, note_published, publishing, stop_on_signals, stop_run, take_signals
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, Scenario, TaskPair
@@ -264,9 +265,17 @@ async def validate_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandb
 
 async def validate_all(bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]], sandbox: SandboxConfig,
                        checkpoints: Path, after: object) -> list[ValidatedBatch]:
-    """Each environment's validation is a Prefect task of its own, `sandbox.concurrency` at once."""
-    _sandbox_slots.append(anyio.CapacityLimiter(sandbox.concurrency))
+    """Each environment's validation is a Prefect task of its own: on the flow's loop, `sandbox.concurrency`
+    at once, or one on each Dask worker when the flow's task runner is Dask's ([orchestration])."""
     bar = await StageProgress("validate", len(bundles)).start()
+    if on_dask():
+        async def done(index: int, batch: ValidatedBatch) -> None:
+            await bar.advance(len(batch.accepted), bundles[index].domain)
+
+        # no wait_for: it would ship the whole dedup result to every worker
+        return await submit_each(validate_stage, [(b, c, sandbox, checkpoints) for b, c in zip(bundles, candidates)],
+                                 on_done=done)
+    _sandbox_slots.append(anyio.CapacityLimiter(sandbox.concurrency))
 
     async def validate(bundle: EnvironmentBundle, pairs: list[TaskPair]) -> ValidatedBatch:
         batch = await validate_stage(bundle, pairs, sandbox, checkpoints, wait_for=[after])
@@ -387,6 +396,9 @@ async def generate_release(config: GenerateConfig = DEFAULT_CONFIG,
         return Failed(message=f"bad input: {exc}", data=GenerationResult(outcome="bad_input", refusal=str(exc)))
     config = plan.config
     await label_run(config)
+    if config.orchestration.kind == "dask" and not on_dask():
+        get_run_logger().warning("[orchestration] kind = \"dask\" takes effect in runs started by `abstaingen generate`; "
+                                 "this run validates on its own event loop")
     probe = await api_probe()
     watcher = asyncio.create_task(watch_api(probe))
     lock = DatasetLock(config.dataset.output_dir / config.dataset.name)
@@ -556,7 +568,8 @@ def run_generate(config: GenerateConfig, seeds_path: Path | None = None) -> Gene
     chosen = plan_run(config, seeds_path).config.sandbox.backend
     try:
         with stop_on_signals(abandon_run):
-            state: State[Any] = asyncio.run(generate_release(config, seeds_path, return_state=True))  # type: ignore[arg-type]
+            run = generate_release.with_options(task_runner=build_task_runner(config.orchestration))
+            state: State[Any] = asyncio.run(run(config, seeds_path, return_state=True))  # type: ignore[arg-type]
     finally:
         sweep_sandboxes(chosen)
     result = state.result(raise_on_failure=False)

@@ -35,9 +35,9 @@ from prefect.context import FlowRunContext
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-from abstaingen.errors import AbstaingenError
-from abstaingen.flows.orchestration import OrchestrationConfig
+from abstaingen.config import OrchestrationConfig
 from abstaingen.model import EnvironmentBundle, TaskPair
+from abstaingen.optional import require
 from abstaingen.pipeline import validate_concurrently
 from abstaingen.validators.validate import ValidatedBatch
 
@@ -53,10 +53,7 @@ def build_task_runner(config: OrchestrationConfig) -> TaskRunner[Any]:
     """The flow's task runner for `config`; give it with `flow.with_options(task_runner=...)`."""
     if config.kind == "local":
         return ThreadPoolTaskRunner()  # Prefect's default; validation does not submit to it
-    try:
-        from prefect_dask import DaskTaskRunner
-    except ImportError:
-        raise AbstaingenError("orchestration kind \"dask\" needs prefect-dask: pip install 'abstaingen[dask]'") from None
+    DaskTaskRunner = require("prefect_dask", "orchestration kind \"dask\"").DaskTaskRunner
     if config.address is not None:
         return DaskTaskRunner(address=config.address)
     # One thread a worker: a validation is an event loop of its own, and two in one process fight

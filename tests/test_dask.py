@@ -99,3 +99,21 @@ def test_a_loopback_api_is_flagged_for_remote_workers_only() -> None:
     assert unreachable_api(temporary, "tcp://127.0.0.1:8786") is None
     assert "PREFECT_API_URL" in (unreachable_api(temporary, "tcp://10.0.0.5:8786") or "")
     assert unreachable_api("http://prefect.internal:4200/api", "tcp://10.0.0.5:8786") is None
+
+
+def test_generate_validates_on_dask_workers_when_the_config_says_so(prefect_api: str, tmp_path: Path) -> None:
+    """The wiring from [orchestration] to the flow: `abstaingen generate` on a local Dask cluster publishes
+    a release, each environment's validation a task run of the flow (in a worker process)."""
+    from prefect_runs import abstaingen, flow_runs, task_run_names
+
+    (tmp_path / "config.toml").write_text('[dataset]\nname = "on-dask"\n[generation]\ndomains = ["travel", "banking"]\n'
+                                          'variants_per_scenario = 1\n[sandbox]\nbackend = "local"\n'
+                                          '[orchestration]\nkind = "dask"\nworkers = 2\n')
+    run = abstaingen(prefect_api, tmp_path, "generate", "--config", "config.toml", "--seed", "3", "--output", "out", "-v")
+    assert run.returncode == 0, run.stderr[-3000:]
+    manifest = json.loads((tmp_path / "out" / "on-dask" / "v1" / "manifest.json").read_text())
+    assert manifest["total_pairs"] == 16
+    [flow_run] = flow_runs(prefect_api, "dataset:on-dask")
+    assert {"validate travel", "validate banking"} <= set(task_run_names(prefect_api, flow_run["id"]))
+    # each environment validated once (the equivalence with the loop path is the test above)
+    assert run.stderr.count("candidate pairs in the local sandbox") == 2
