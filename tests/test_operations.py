@@ -155,6 +155,23 @@ def test_the_schedule_makes_two_fresh_releases_unattended(prefect_api: str,
     assert process.stdout is not None and "abstaingen: schedule stopped" in process.stdout.read()
 
 
+def test_two_runs_of_one_dataset_at_once_publish_two_versions_that_do_not_repeat_each_other(
+        prefect_api: str, tmp_path: Path) -> None:
+    """Started together, the second waits for the first's lock, then checks its pairs against the
+    first's release: v1 and v2, and v2 was read against v1."""
+    command = [sys.executable, "-m", "abstaingen", "generate", "--domains", "travel", "--sandbox", "local",
+               "--output", "out", "-v"]
+    runs = [subprocess.Popen([*command, "--seed", seed], cwd=tmp_path, env=flow_env(prefect_api), text=True,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for seed in ("21", "22")]
+    outputs = [run.communicate(timeout=600) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], [err[-2000:] for _, err in outputs]
+    assert any("waiting for it to finish" in err for _, err in outputs)  # one of them found the lock held
+    dataset = tmp_path / "out" / DATASET
+    first, second = (json.loads((dataset / v / "manifest.json").read_text()) for v in ("v1", "v2"))
+    assert {first["seed"], second["seed"]} == {21, 22} and second["checked_against"] == ["v1"]
+
+
 def test_a_release_missing_a_domain_or_scenario_it_was_asked_for_is_refused_unless_allowed(
         make_pair: Callable[..., TaskPair], tiny_bundle: EnvironmentBundle) -> None:
     kept = [make_pair(1)]  # travel, S5
