@@ -23,7 +23,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Awaitable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -223,7 +223,7 @@ _sandbox_slots: list[anyio.CapacityLimiter] = []
 
 
 @contextlib.asynccontextmanager
-async def sandbox_slot(what: str) -> Any:
+async def sandbox_slot(what: str) -> AsyncIterator[None]:
     if not _sandbox_slots:  # a task run on another engine's worker: that engine limits concurrency
         yield
         return
