@@ -39,6 +39,7 @@ from rich.text import Text
 
 from abstaingen.model import FunnelStage, Release
 from abstaingen.model.common import Model
+from abstaingen.model.release import RejectionSample
 from abstaingen.progress import STAGES, Progress
 
 if TYPE_CHECKING:
@@ -50,7 +51,6 @@ __all__ = [
     "LineDisplay",
     "LiveDisplay",
     "PrefectChatter",
-    "Rejection",
     "RunDisplay",
     "RunSummary",
     "SilentDisplay",
@@ -572,16 +572,6 @@ class Gate(Model):
     passed: bool = Field(description="whether paired equals required")
 
 
-class Rejection(Model):
-    """A rejected pair, as an example of why pairs were rejected."""
-
-    pair_id: str = Field(description="the pair")
-    scenario: str = Field(description="its scenario, S1-S8")
-    domain: str = Field(description="its domain")
-    stage: str = Field(description="the funnel stage that rejected it")
-    reason: str = Field(description="the first failed check and its detail")
-
-
 class RunSummary(Model):
     """How `abstaingen generate` ended, as `--json` prints it."""
 
@@ -602,7 +592,7 @@ class RunSummary(Model):
                                            "None when refused")
     warnings: list[str] = Field(description="what a user of the data must know, e.g. pairs lost to sandbox failures")
     refusal: str | None = Field(description="why nothing was published; None when published")
-    rejection_samples: list[Rejection] = Field(description="a few rejected pairs of each reason")
+    rejection_samples: list[RejectionSample] = Field(description="a few rejected pairs of each reason")
     sandbox: str | None = Field(description="the sandbox backend(s) that ran the pairs; None when refused")
     cost_usd: float = Field(description="money spent on model calls (0 for the builtin backend)")
     elapsed_s: float = Field(description="wall-clock seconds of the whole command, Prefect's start included")
@@ -638,8 +628,7 @@ def next_commands(release: Release, folder: Path) -> list[str]:
 
 def summarize(result: GenerationResult, config: GenerateConfig, elapsed_s: float) -> RunSummary:
     release, folder = result.release, result.folder
-    samples = [Rejection.model_validate(sample.model_dump()) for sample in result.rejection_samples]
-    common = {"funnel": result.funnel, "warnings": result.warnings, "rejection_samples": samples,
+    common = {"funnel": result.funnel, "warnings": result.warnings, "rejection_samples": result.rejection_samples,
               "elapsed_s": round(elapsed_s, 1), "flow_elapsed_s": result.elapsed_s, "flow_run_id": result.flow_run_id,
               "ui_url": result.ui_url}
     if release is None:

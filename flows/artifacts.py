@@ -16,21 +16,11 @@ from prefect.artifacts import (
 
 from abstaingen import progress
 from abstaingen.model import FunnelStage, Release, TaskPair
-from abstaingen.model.common import Model
+from abstaingen.model.release import RejectionSample
 from abstaingen.validators.shortcuts import LIMIT as SHORTCUT_LIMIT
 
 # An empty cell. A lone "-" in a markdown table cell renders as a list bullet in Prefect's UI.
 NONE = "—"
-
-
-class RejectionSample(Model):
-    """One rejected pair, as an example of why pairs were rejected."""
-
-    pair_id: str
-    scenario: str
-    domain: str
-    stage: str
-    reason: str
 
 
 def rejection_samples(rejected: Sequence[TaskPair], layers: dict[str, set[str]], per_reason: int = 3,

@@ -41,7 +41,6 @@ from abstaingen.checkpoints import Checkpoints, DatasetLock
 from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction, load_seeds, seeds_in_scope
 from abstaingen.errors import AbstaingenError
 from abstaingen.flows.artifacts import (
-    RejectionSample,
     StageProgress,
     publish_funnel,
     publish_refusal,
@@ -53,7 +52,7 @@ from abstaingen.generators import Generator, generators_for_run, get_generator, 
 from abstaingen.interrupts import hold_signals, note_published, publishing, stop_on_signals, stop_run, take_signals
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, Scenario, TaskPair
 from abstaingen.model.common import Model
-from abstaingen.model.release import JudgeReport
+from abstaingen.model.release import JudgeReport, RejectionSample
 from abstaingen.pipeline import (
     GENERATION_STAGES,
     CapabilityBatch,

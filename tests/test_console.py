@@ -18,9 +18,9 @@ from rich.text import Text
 from abstaingen import cli, console
 from abstaingen.config import GenerateConfig
 from abstaingen.flows import generate as generate_flow
-from abstaingen.flows.artifacts import RejectionSample
 from abstaingen.flows.generate import GenerationResult
 from abstaingen.model import FunnelStage, Release
+from abstaingen.model.release import RejectionSample
 from abstaingen.model.score import AgentMetrics
 from abstaingen.progress import Progress
 

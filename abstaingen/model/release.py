@@ -20,6 +20,16 @@ class FunnelStage(Model):
                                                                         "(kind of finding -> count)")
 
 
+class RejectionSample(Model):
+    """A rejected pair, as an example of why pairs were rejected."""
+
+    pair_id: str = Field(description="the pair")
+    scenario: str = Field(description="its scenario, S1-S8")
+    domain: str = Field(description="its domain")
+    stage: str = Field(description="the funnel stage that rejected it")
+    reason: str = Field(description="the first failed check and its detail")
+
+
 class RepairCount(Model):
     """One llm stage's repair loop over a run."""
 
