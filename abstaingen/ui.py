@@ -15,7 +15,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,6 +29,15 @@ DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 4200
 STARTUP_TIMEOUT_S = 180.0  # the first start in a new PREFECT_HOME migrates its database: slow on 2 loaded cores
 STOP_TIMEOUT_S = 20.0
 LOG_NAME = "ui-server.log"
+
+
+def api_answers(api_url: str, timeout_s: float = 5) -> bool:
+    """Whether a Prefect API answers GET /health with 200."""
+    try:
+        with urllib.request.urlopen(f"{api_url}/health", timeout=timeout_s) as response:
+            return bool(response.status == 200)
+    except OSError:  # URLError is one
+        return False
 
 
 @dataclass
@@ -53,11 +61,7 @@ class PrefectServer:
         return f"{self.url}/api"
 
     def healthy(self) -> bool:
-        try:
-            with urllib.request.urlopen(f"{self.api_url}/health", timeout=5) as response:
-                return response.status == 200
-        except (urllib.error.URLError, OSError):
-            return False
+        return api_answers(self.api_url)
 
     def wait_until_healthy(self, timeout_s: float = STARTUP_TIMEOUT_S) -> None:
         """Return once GET /api/health answers 200; raise if the server exits or the time runs out."""

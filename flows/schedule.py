@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 from abstaingen.config import GenerateConfig
 from abstaingen.errors import AbstaingenError
 from abstaingen.flows.generate import generate_release, plan_run
-from abstaingen.ui import DEFAULT_HOST, DEFAULT_PORT, start_server
+from abstaingen.ui import DEFAULT_HOST, DEFAULT_PORT, api_answers, start_server
 
 
 def schedule_parameters(config: GenerateConfig, seeds_path: Path | None) -> dict[str, Any]:
@@ -36,14 +35,6 @@ def schedule_parameters(config: GenerateConfig, seeds_path: Path | None) -> dict
     })
     return {"config": absolute.model_dump(mode="json"),
             "seeds_file": str(seeds_path.resolve()) if seeds_path is not None else None}
-
-
-def answers(api: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{api}/health", timeout=3) as response:
-            return bool(response.status == 200)
-    except OSError:
-        return False
 
 
 def serve_on_schedule(config: GenerateConfig, seeds_path: Path | None, cron: str, timezone: str,
@@ -61,7 +52,7 @@ def serve_on_schedule(config: GenerateConfig, seeds_path: Path | None, cron: str
         api = os.environ.get("PREFECT_API_URL")
         if not api:
             api = f"http://{DEFAULT_HOST}:{port}/api"
-            if not answers(api):
+            if not api_answers(api):
                 server = stack.enter_context(start_server(DEFAULT_HOST, port))
                 server.wait_until_healthy()
             stack.enter_context(temporary_settings({PREFECT_API_URL: api}))
