@@ -81,16 +81,17 @@ HEARTBEAT_S = 60.0  # a plain line for a stage still going after this long since
 SAMPLES_SHOWN = 5  # rejection samples in the human summary of a refused run
 
 
-def duration(seconds: float) -> str:
-    """12.3 s, 45 s, 3 min 07 s, 1 h 02 min."""
+def duration(seconds: float, compact: bool = False) -> str:
+    """12.3 s, 45 s, 3 min 07 s, 1 h 02 min; compact, for the live rows: 3.2s, 16s, 1m05s, 1h02m."""
+    s, m, h, gap = ("s", "m", "h", "") if compact else (" s", " min", " h", " ")
     if seconds < 10:
-        return f"{seconds:.1f} s"
+        return f"{seconds:.1f}{s}"
     whole = round(seconds)
     if whole < 60:
-        return f"{whole} s"
+        return f"{whole}{s}"
     if whole < 3600:
-        return f"{whole // 60} min {whole % 60:02d} s"
-    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+        return f"{whole // 60}{m}{gap}{whole % 60:02d}{s}"
+    return f"{whole // 3600}{h}{gap}{whole % 3600 // 60:02d}{m}"
 
 
 # --- Prefect's console logging ------------------------------------------------------------------
@@ -527,15 +528,7 @@ def eta_free(timing: str) -> bool:
 
 
 def short_duration(seconds: float) -> str:
-    """For the live rows: 3.2s, 16s, 1m05s, 1h02m."""
-    if seconds < 10:
-        return f"{seconds:.1f}s"
-    whole = round(seconds)
-    if whole < 60:
-        return f"{whole}s"
-    if whole < 3600:
-        return f"{whole // 60}m{whole % 60:02d}s"
-    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+    return duration(seconds, compact=True)
 
 
 def open_display(verbosity: Verbosity, stream: IO[str] | None = None) -> RunDisplay:
