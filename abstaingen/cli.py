@@ -96,6 +96,21 @@ def build_parser() -> argparse.ArgumentParser:
                           help="print the run's summary as one JSON object on stdout instead of text")
     generate.set_defaults(command=run_generate_command)
 
+    ood = commands.add_parser("ood", help="generate and publish a new version of the out-of-scope dataset: scoped "
+                                          "assistant roles, in-scope, direct and laundered off-topic requests")
+    ood.add_argument("--config", type=Path, metavar="PATH", help="TOML config; its [ood] section (default: built-in "
+                                                                 "defaults)")
+    ood.add_argument("--output", type=Path, metavar="DIR", help="output folder (overrides dataset.output_dir)")
+    ood.add_argument("--name", metavar="NAME", help="the dataset's name (overrides ood.name)")
+    ood.add_argument("--roles", type=_comma_list, metavar="A,B", help="role_ids (overrides ood.roles; default all)")
+    ood.add_argument("--languages", type=_comma_list, metavar="en,zh,hi", help="overrides ood.languages")
+    ood.add_argument("--id-per-role", type=int, metavar="N", help="in-scope questions per role and language")
+    ood.add_argument("--ood-per-role", type=int, metavar="N", help="off-topic questions per role and language")
+    ood.add_argument("--backend", metavar="NAME", help="builtin or llm (overrides ood.backend)")
+    ood.add_argument("--seed", type=int, metavar="N", help="random seed (default: a fresh one per run)")
+    ood.add_argument("--json", action="store_true", help="print the run's result as one JSON object on stdout")
+    ood.set_defaults(command=run_ood_command)
+
     schedule = commands.add_parser(
         "schedule", help="serve the generate flow on a cron schedule: each run publishes a fresh release (new seed)")
     schedule.add_argument("--cron", required=True, metavar="EXPR", help='cron expression, e.g. "0 3 * * 1" (03:00 '
@@ -260,6 +275,29 @@ def run_generate_command(options: argparse.Namespace) -> int:
     else:
         console.print_summary(summary, verbosity, sys.stdout if summary.status == "published" else sys.stderr)
     return EXIT_OK if summary.status == "published" else EXIT_REFUSED
+
+
+def run_ood_command(options: argparse.Namespace) -> int:
+    """Run the OOD flow; print where the release is, its counts, funnel, baselines and leakage. Exit 0:
+    published, 3: refused by the gates."""
+    from abstaingen import console
+    from abstaingen.config import apply_ood_overrides
+
+    config = apply_ood_overrides(load_config(options.config), {
+        "output_dir": options.output, "seed": options.seed, "name": options.name, "roles": options.roles,
+        "languages": options.languages, "id_per_role": options.id_per_role, "ood_per_role": options.ood_per_role,
+        "backend": options.backend})
+    print("abstaingen: starting the generate-ood flow", file=sys.stderr)
+    console.hush_prefect(console.PrefectChatter(hold_back=True))
+    from abstaingen.flows.ood import run_ood
+
+    with _stopped_by_signals(lambda: None):
+        result = run_ood(config)
+    if options.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        print(console.ood_summary(result), file=sys.stdout if result.outcome == "published" else sys.stderr)
+    return EXIT_OK if result.outcome == "published" else EXIT_REFUSED
 
 
 def _stopped_by_signals(cleanup: Callable[[], None]) -> AbstractContextManager[None]:

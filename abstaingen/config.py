@@ -296,6 +296,50 @@ class OrchestrationConfig(Model):
         return self
 
 
+class OodBankConfig(Model):
+    """Where the off-topic questions of the OOD dataset come from."""
+
+    hf_name: StrictStr | None = Field(
+        default=None, min_length=1,
+        description="a Hugging Face dataset of multiple-choice questions in the MMLU layout (question, choices, "
+                    "answer; e.g. cais/mmlu), or a local folder saved by `datasets`; unset: the bank abstaingen "
+                    "ships (offline, en/zh/hi)")
+    hf_config: StrictStr | None = Field(default="all", description="the dataset's config")
+    split: StrictStr = Field(default="test", description="the split to read")
+    limit: StrictInt = Field(default=5000, ge=1, le=1_000_000, description="questions read at most")
+
+
+class OodConfig(Model):
+    """The out-of-scope dataset (`abstaingen ood`): scoped assistant roles, their in-scope questions, and
+    off-topic questions asked directly and laundered into each role's workflow."""
+
+    name: StrictStr = Field(default="abstaingen-ood", description="the release folder's name")
+    backend: BackendName = Field(default="builtin", description="builtin (offline) or llm (roles.generator writes "
+                                                                "in-scope questions and frames; roles.judge checks)")
+    roles: tuple[StrictStr, ...] = Field(default=(), description="role_ids to write for; empty: every builtin role")
+    languages: tuple[Literal["en", "zh", "hi"], ...] = Field(default=("en", "zh", "hi"), min_length=1)
+    id_per_role: StrictInt = Field(default=12, ge=2, le=200, description="in-scope questions per role and language")
+    ood_per_role: StrictInt = Field(default=12, ge=1, le=500, description="off-topic questions per role and "
+                                                                          "language; each is also laundered")
+    bank: OodBankConfig = Field(default_factory=OodBankConfig)
+    relatedness_threshold: float | None = Field(
+        default=None, gt=0, allow_inf_nan=False,
+        description="a bank question scoring this or more against a role is dropped for it; unset: 1 vocabulary "
+                    "term (builtin) or 5 of 10 (llm gatekeeper)")
+    leakage_threshold: float = Field(default=0.65, gt=0.5, le=1, allow_inf_nan=False,
+                                     description="refuse a release whose frames' words tell laundered from in-scope "
+                                                 "items with more than this held-out accuracy")
+    allow_incomplete: StrictBool = Field(default=False, description="publish although a role and language lacks one "
+                                                                    "of the three item kinds")
+
+    @field_validator("languages", "roles")
+    @classmethod
+    def _no_repeats(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(values)) != len(values):
+            raise ValueError("lists a value twice")
+        return values
+
+
 class GenerateConfig(Model):
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
@@ -309,6 +353,7 @@ class GenerateConfig(Model):
     decontamination: DecontaminationConfig = Field(default_factory=DecontaminationConfig)
     orchestration: OrchestrationConfig = Field(default_factory=OrchestrationConfig,
                                                description="where the validation tasks run: this process, or Dask workers")
+    ood: OodConfig = Field(default_factory=OodConfig, description="the out-of-scope dataset (abstaingen ood)")
 
     @model_validator(mode="after")
     def _backends_fit(self) -> GenerateConfig:
@@ -392,9 +437,15 @@ class GenerateConfig(Model):
         """
         settings = self.model_dump(
             mode="json", exclude={"dataset": {"output_dir"}, "generation": {"seeds_file"},
-                                  "decontamination": {"files"}}
+                                  "decontamination": {"files"}, "ood": True}
         )
         return content_hash({"config": settings, "seeds": [s.model_dump(mode="json") for s in seeds]})
+
+    def ood_fingerprint(self) -> str:
+        """sha256 of what determines an OOD release: the [ood] section, the seed and the models."""
+        return content_hash({"ood": self.ood.model_dump(mode="json"), "seed": self.dataset.seed,
+                             "models": {key: model.model_dump(mode="json") for key, model in self.models.items()},
+                             "roles": self.roles.model_dump(mode="json")})
 
 
 class SeedInstruction(Model):
@@ -488,8 +539,27 @@ def apply_overrides(
         raise AbstaingenError(_describe(exc, GenerateConfig, renames=_OPTION_FOR_KEY)) from None
 
 
+def apply_ood_overrides(config: GenerateConfig, values: dict[str, Any]) -> GenerateConfig:
+    """The config with `abstaingen ood`'s options put in: keys of [ood] (None: not given), plus
+    output_dir and seed of [dataset]; validated like the file was."""
+    data = config.model_dump()
+    for key, value in values.items():
+        if value is None:
+            continue
+        if key in ("output_dir", "seed"):
+            data["dataset"][key] = value
+        else:
+            data["ood"][key] = tuple(value) if isinstance(value, list) else value
+    try:
+        return GenerateConfig.model_validate(data)
+    except ValidationError as exc:
+        raise AbstaingenError(_describe(exc, GenerateConfig, renames=_OPTION_FOR_KEY)) from None
+
+
 _OPTION_FOR_KEY = {"dataset.output_dir": "--output", "generation.domains": "--domains", "dataset.seed": "--seed",
-                   "sandbox.backend": "--sandbox"}
+                   "sandbox.backend": "--sandbox", "ood.roles": "--roles", "ood.languages": "--languages",
+                   "ood.name": "--name", "ood.backend": "--backend", "ood.id_per_role": "--id-per-role",
+                   "ood.ood_per_role": "--ood-per-role"}
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

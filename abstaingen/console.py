@@ -45,6 +45,7 @@ from abstaingen.progress import STAGES, Progress
 if TYPE_CHECKING:
     from abstaingen.config import GenerateConfig
     from abstaingen.flows.generate import GenerationResult
+    from abstaingen.flows.ood import OodResult
 
 __all__ = [
     "Gate",
@@ -717,3 +718,33 @@ def print_summary(summary: RunSummary, verbosity: Verbosity, stream: IO[str] | N
     console = Console(file=stream if stream is not None else sys.stdout, highlight=False, soft_wrap=True)
     for line in summary_lines(summary, verbosity):
         console.print(line)
+
+
+def ood_summary(result: OodResult) -> str:
+    """The closing lines of `abstaingen ood`: where the release is, what it holds, how the scripted
+    baselines score, whether the frames leak, and what to run next."""
+    funnel = "; ".join(f"{stage.stage} {stage.received} -> {stage.passed}"
+                       + (f" ({', '.join(f'{k} {v}' for k, v in stage.rejected.items())})" if stage.rejected else "")
+                       for stage in result.funnel)
+    if result.outcome != "published" or result.release is None or result.folder is None:
+        return "\n".join([f"abstaingen: release refused, nothing was published: {result.refusal}",
+                          f"  funnel: {funnel or 'none'}", f"  seed {result.seed}"])
+    release = result.release
+    lines = [f"published {release.name} {release.version} in {result.folder} (seed {release.seed}, "
+             f"{duration(result.elapsed_s)})",
+             f"  items: {', '.join(f'{k} {v}' for k, v in release.counts['kind'].items())}; {len(release.roles)} roles "
+             f"x {len(release.languages)} languages ({', '.join(release.languages)}); bank: {release.bank}",
+             f"  funnel: {funnel}"]
+    for score in release.baselines:
+        if score.language == "all" and score.suffix == "plain":
+            lines.append(f"  baseline {score.agent:<14} OS {score.os:.2f} (AR_ID {score.ar_id:.2f}, RR_direct "
+                         f"{score.rr_direct:.2f}, RR_adaptive {score.rr_adaptive:.2f})")
+    if (leak := release.leakage) is not None:
+        lines.append(f"  leakage: frame words alone {leak.wrapper_accuracy:.2f} (chance 0.50, limit {leak.threshold:.2f}); "
+                     f"whole message {leak.full_text_accuracy:.2f}")
+    lines += [f"  warning: {warning}" for warning in release.warnings]
+    if result.ui_url:
+        lines.append(f"  run: {result.ui_url}")
+    lines += [f"  next: abstaingen release verify {result.folder}",
+              f"        abstaingen export hf {result.folder} --out <folder>"]
+    return "\n".join(lines)

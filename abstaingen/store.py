@@ -24,7 +24,7 @@ import stat
 import tempfile
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 from abstaingen.config import GenerateConfig, SeedInstruction, seeds_in_scope
 from abstaingen.errors import AbstaingenError, read_user_text, shown
 from abstaingen.model import EnvironmentBundle, Release, ReleaseFile, TaskPair
-from abstaingen.model.release import canary_string
+from abstaingen.model.release import Manifest, OodRelease, canary_string
 from abstaingen.model.score import PairScore
 from abstaingen.validators.dedup import EarlierReleases, pair_text, target_key
 
@@ -48,7 +48,9 @@ __all__ = [
     "earlier_releases",
     "existing_versions",
     "load_release",
+    "publish_records",
     "publish_release",
+    "read_manifest",
     "read_bundle",
     "read_models",
     "read_pairs",
@@ -59,6 +61,8 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseModel)
+MF = TypeVar("MF", bound=Manifest)
+MANIFEST_TYPES: dict[str, type[Release] | type[OodRelease]] = {"pairs": Release, "ood": OodRelease}
 
 ENVIRONMENT_FILE = "environment.json"
 IMPLEMENTATION_FILE = "implementation.py"
@@ -180,8 +184,7 @@ def earlier_releases(dataset_dir: Path) -> EarlierReleases:
     versions: list[str] = []
     texts: list[str] = []
     targets: list[str] = []
-    for number in existing_versions(dataset_dir):
-        folder = dataset_dir / f"v{number}"
+    for folder, _ in release_versions(dataset_dir, "pairs"):
         try:
             _, pairs = load_release(folder)
             bundles = {env_id: read_bundle(folder / ENVIRONMENTS_DIR / env_id)
@@ -197,7 +200,7 @@ def earlier_releases(dataset_dir: Path) -> EarlierReleases:
 def dataset_canary(dataset_dir: Path) -> str:
     """The canary string of the dataset: the latest release's, or a new GUID for its first release."""
     for number in reversed(existing_versions(dataset_dir)):
-        canary = _read_manifest(dataset_dir / f"v{number}").canary
+        canary = read_manifest(dataset_dir / f"v{number}").canary
         if canary:
             return canary
     return canary_string(str(uuid.uuid4()))
@@ -209,30 +212,45 @@ def publish_release(
     pairs: Sequence[TaskPair],
     bundles: Sequence[EnvironmentBundle],
 ) -> Release:
-    """Write a new version of the dataset `release.name` and return its manifest.
-
-    The caller's `version`, `files`, `counts` and `total_pairs` are replaced by what was written.
-    Everything is staged in a hidden folder next to the versions and renamed into place in one step,
-    so a version folder is either complete or absent; an existing version is never touched.
-    """
-    _require_safe_name(release.name, "release name")
+    """Write a new version of the task-pair dataset `release.name` and return its manifest: pairs.jsonl,
+    one bundle folder per environment, and the manifest with `counts` and `total_pairs` recomputed."""
     bundles_by_env = _bundles_by_env(bundles)
     _require_environments_for(pairs, bundles_by_env)
 
-    dataset_dir = output_dir / release.name
+    def write_environments(staging: Path) -> None:
+        for env_id, bundle in sorted(bundles_by_env.items()):
+            write_bundle(bundle, staging / ENVIRONMENTS_DIR / env_id)
+
+    content = release.model_copy(update={"counts": counts_for(pairs), "total_pairs": len(pairs)})
+    return publish_records(output_dir, content, {PAIRS_FILE: pairs}, write_environments)
+
+
+def publish_records(
+    output_dir: Path,
+    manifest: MF,
+    tables: Mapping[str, Sequence[BaseModel]],
+    write_more: Callable[[Path], None] | None = None,
+) -> MF:
+    """Write a new version of the dataset `manifest.name`, whatever its records: one JSONL file per entry
+    of `tables` (file name -> records, one per line), what `write_more` adds to the folder, and the
+    manifest, whose `version` and `files` are replaced by what was written.
+
+    Everything is staged in a hidden folder next to the versions and renamed into place in one step,
+    so a version folder is either complete or absent; an existing version is never touched.
+    """
+    _require_safe_name(manifest.name, "release name")
+    dataset_dir = output_dir / manifest.name
     dataset_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=dataset_dir))
     try:
         # mkdtemp makes the folder 0700 whatever the umask; a release is for others to read, so the
         # published folder gets the mode any folder gets here (its files and subfolders already do).
         os.chmod(staging, 0o777 & ~process_umask())
-        _write_text(staging / PAIRS_FILE, "".join(pair.model_dump_json() + "\n" for pair in pairs))
-        for env_id, bundle in sorted(bundles_by_env.items()):
-            write_bundle(bundle, staging / ENVIRONMENTS_DIR / env_id)
-        content = release.model_copy(
-            update={"files": _file_list(staging), "counts": counts_for(pairs), "total_pairs": len(pairs)}
-        )
-        return _move_into_next_version(staging, dataset_dir, content)
+        for file_name, records in tables.items():
+            _write_text(staging / file_name, "".join(record.model_dump_json() + "\n" for record in records))
+        if write_more is not None:
+            write_more(staging)
+        return _move_into_next_version(staging, dataset_dir, manifest.model_copy(update={"files": _file_list(staging)}))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -254,7 +272,7 @@ def process_umask() -> int:
     return current
 
 
-def _move_into_next_version(staging: Path, dataset_dir: Path, content: Release) -> Release:
+def _move_into_next_version(staging: Path, dataset_dir: Path, content: MF) -> MF:
     number = max(existing_versions(dataset_dir), default=0) + 1
     for _ in range(_MAX_VERSION_ATTEMPTS):
         published = content.model_copy(update={"version": f"v{number}"})
@@ -276,7 +294,10 @@ def _move_into_next_version(staging: Path, dataset_dir: Path, content: Release) 
 
 
 def load_release(folder: Path) -> tuple[Release, list[TaskPair]]:
-    manifest = _read_manifest(folder)
+    """A task-pair release: its manifest and pairs."""
+    manifest = read_manifest(folder)
+    if not isinstance(manifest, Release):
+        raise AbstaingenError(f"{folder}: holds {manifest.kind} records, not task pairs")
     return manifest, read_pairs(folder / PAIRS_FILE)
 
 
@@ -295,7 +316,7 @@ def verify_release(
     if (folder / MANIFEST_FILE).is_symlink():
         return [f"{MANIFEST_FILE}: is a symbolic link; a release holds only regular files"]
     try:
-        manifest = _read_manifest(folder)
+        manifest = read_manifest(folder)
     except AbstaingenError as exc:
         return [str(exc)]
     try:
@@ -333,9 +354,13 @@ def verify_release(
         problems.append(f"{MANIFEST_FILE}: version {shown(manifest.version)} but the folder is {shown(folder_name)}")
     if not _SAFE_NAME.match(manifest.name):
         problems.append(f"{MANIFEST_FILE}: name {shown(manifest.name)} cannot be a dataset folder's name")
-    if not problems:
+    if not problems and isinstance(manifest, OodRelease):
+        from abstaingen.ood.checks import ood_release_problems
+
+        problems += ood_release_problems(folder, manifest)
+    elif not problems and isinstance(manifest, Release):
         problems += _pair_problems(folder, manifest)
-    if not problems and config is not None:
+    if not problems and config is not None and isinstance(manifest, Release):
         problems += _fingerprint_problems(manifest, config, seeds)
     return problems
 
@@ -475,19 +500,41 @@ def _fingerprint_problems(manifest: Release, config: GenerateConfig, seeds: Sequ
             f"{' with backend ' + names[0] if len(names) > 1 else ''})"]
 
 
-def _read_manifest(folder: Path) -> Release:
+def read_manifest(folder: Path) -> Release | OodRelease:
+    """The manifest of a release folder, as the model of its kind (a manifest without `kind` is a task-pair
+    release's, from before there were other kinds)."""
     if not folder.is_dir():
         raise AbstaingenError(f"{folder}: no such release folder")
     path = folder / MANIFEST_FILE
     if not path.is_file():
         raise AbstaingenError(f"{folder}: not a release ({MANIFEST_FILE} is missing)")
+    data = _read_json(path)
+    kind = data.get("kind", "pairs") if isinstance(data, dict) else "pairs"
+    manifest_type = MANIFEST_TYPES.get(kind) if isinstance(kind, str) else None
+    if manifest_type is None:
+        raise AbstaingenError(f"{path}: invalid manifest: unknown kind {shown(str(kind))} "
+                              f"(known: {', '.join(MANIFEST_TYPES)})")
     try:
-        return Release.model_validate(_read_json(path))
+        return manifest_type.model_validate(data)
     except ValidationError as exc:
         raise AbstaingenError(f"{path}: invalid manifest: {_first_error(exc)}") from None
 
 
-def _manifest_json(release: Release) -> str:
+def release_versions(dataset_dir: Path, kind: str) -> list[tuple[Path, Release | OodRelease]]:
+    """Every published version of a dataset with its manifest, oldest first. A dataset holds one kind of
+    record: a version of another kind means the name was reused, and is an error."""
+    found = []
+    for number in existing_versions(dataset_dir):
+        folder = dataset_dir / f"v{number}"
+        manifest = read_manifest(folder)
+        if manifest.kind != kind:
+            raise AbstaingenError(f"{folder}: holds {manifest.kind} records, not {kind}; give this dataset "
+                                  "another name")
+        found.append((folder, manifest))
+    return found
+
+
+def _manifest_json(release: Manifest) -> str:
     return json.dumps(release.model_dump(mode="json"), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 

@@ -13,6 +13,7 @@ import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 from pydantic import Field
@@ -35,8 +36,12 @@ def pair_text(pair: TaskPair) -> str:
                      canonical_json(pair.abstain.overlay)])
 
 
+_WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\u3400-\u9fff\uf900-\ufaff]+")
+
+
 def shingles(text: str, size: int = 3) -> set[str]:
-    words = re.findall(r"\w+", text.lower())
+    """Word `size`-grams; a Chinese character counts as a word (Chinese is written without spaces)."""
+    words = _WORD.findall(text.lower())
     return {" ".join(words[i:i + size]) for i in range(max(1, len(words) - size + 1))}
 
 
@@ -80,29 +85,39 @@ def remove_near_duplicates(pairs: Sequence[TaskPair], earlier: EarlierReleases |
     pairs kept before it. `targets` maps pair_id to target_key (needed only with `earlier`)."""
     earlier = earlier or EarlierReleases()
     ordered = sorted(pairs, key=lambda p: p.pair_id)
-    sets = [shingles(text) for text in earlier.texts]
-    reference = len(sets)
-    sets += [shingles(pair_text(p)) for p in ordered]
-    buckets: dict[tuple, list[int]] = defaultdict(list)
-    rows = PERMUTATIONS // BANDS
+    verdicts = near_duplicate_verdicts([pair_text(p) for p in ordered], earlier.texts)
     seen_targets = set(earlier.targets)
     outcome = Deduplication(kept=[], near_duplicate=[], seen_in_earlier_release=[], same_target_as_earlier=[])
+    for pair, verdict in zip(ordered, verdicts, strict=True):
+        repeats_target = verdict == "kept" and (targets or {}).get(pair.pair_id) in seen_targets
+        getattr(outcome, "same_target_as_earlier" if repeats_target else verdict).append(pair)
+    return outcome
+
+
+Verdict = Literal["kept", "near_duplicate", "seen_in_earlier_release"]
+
+
+def near_duplicate_verdicts(texts: Sequence[str], earlier_texts: Sequence[str] = ()) -> list[Verdict]:
+    """For records of any kind, by their texts in order: each is a near-duplicate of an earlier release's
+    text (`seen_in_earlier_release`), else of a text kept before it (`near_duplicate`), else `kept`."""
+    sets = [shingles(text) for text in earlier_texts]
+    reference = len(sets)
+    sets += [shingles(text) for text in texts]
+    buckets: dict[tuple, list[int]] = defaultdict(list)
+    rows = PERMUTATIONS // BANDS
+    verdicts: list[Verdict] = []
     for index, items in enumerate(sets):
         bands = signature(items).reshape(BANDS, rows)
         if index >= reference:
-            pair = ordered[index - reference]
             candidates = {other for band, values in enumerate(bands) for other in buckets[(band, *values.tolist())]}
             similar = [other for other in candidates if jaccard(items, sets[other]) >= THRESHOLD]
             if any(other < reference for other in similar):
-                outcome.seen_in_earlier_release.append(pair)
+                verdicts.append("seen_in_earlier_release")
                 continue
             if similar:
-                outcome.near_duplicate.append(pair)
+                verdicts.append("near_duplicate")
                 continue
-            if (targets or {}).get(pair.pair_id) in seen_targets:
-                outcome.same_target_as_earlier.append(pair)
-                continue
-            outcome.kept.append(pair)
+            verdicts.append("kept")
         for band, values in enumerate(bands):
             buckets[(band, *values.tolist())].append(index)
-    return outcome
+    return verdicts

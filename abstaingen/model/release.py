@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from abstaingen.model.common import Model
+from abstaingen.model.ood import OodLeakage, OodScore
 from abstaingen.model.score import AgentAbstainView, AgentMetrics, LeakageScore, ShortcutScore
 
 
@@ -100,36 +103,49 @@ class ReleaseFile(Model):
     bytes: int
 
 
-class Release(Model):
+class Manifest(Model):
+    """What every published release states, whatever kind of records it holds (see Release, OodRelease)."""
+
     name: str
     version: str
+    kind: str = Field(description="what the release holds: 'pairs' (task pairs) or 'ood' (out-of-scope items)")
     created_by: str
-    derived_from: str | None = Field(default=None, description="the version whose pairs this one re-judged "
-                                                               "(abstaingen release judge); None for a generated one")
     config_fingerprint: str
     seed: int | None = Field(default=None, description="the seed the generators drew from (drawn fresh for each run "
                                                        "unless the config gives one)")
-    decontaminated_against: list[str] = Field(default_factory=list, description="reference texts no pair's request "
-                                                                                "overlaps (decontamination config)")
     canary: str = Field(default="", description="the dataset's canary string, the same in every release of the "
-                                                "dataset and in every pair")
+                                                "dataset and in every record")
     checked_against: list[str] = Field(default_factory=list, description="the earlier versions of the dataset whose "
-                                                                         "pairs and target records this one was "
-                                                                         "deduplicated against")
+                                                                         "records this one was deduplicated against")
     created_at: str | None = Field(default=None, description="when the run assembled the release (UTC, ISO 8601)")
-    sandbox: str
-    sandbox_image: str | None = None  # digest of the Docker image that ran the environments
-    counts: dict[str, dict[str, int]]  # by scenario / domain / phase / deliverable
-    total_pairs: int
+    counts: dict[str, dict[str, int]] = Field(description="records per value of each field the release is "
+                                                          "counted by (e.g. scenario, domain)")
     funnel: list[FunnelStage]
     cost_usd: float = Field(default=0.0, description="money spent on model calls by this run")
-    cost_per_pair_usd: float = Field(default=0.0, description="cost_usd over the released pairs")
     backends: dict[str, str] = Field(default_factory=dict, description="stage -> backend (builtin or llm), the judge "
                                                                        "included")
     models: dict[str, str] = Field(default_factory=dict, description="llm stages: [models] key -> model (family)")
-    prompts: dict[str, str] = Field(default_factory=dict, description="llm stages: template -> sha256; each pair's "
+    prompts: dict[str, str] = Field(default_factory=dict, description="llm stages: template -> sha256; each record's "
                                                                       "provenance names the ones that wrote it")
     cost: list[CostLine] = Field(default_factory=list, description="calls, tokens and money per stage and model")
+    warnings: list[str] = Field(
+        default_factory=list, description="what a user of the data must know, e.g. pairs lost to sandbox failures"
+    )
+    files: list[ReleaseFile] = Field(default_factory=list)
+
+
+class Release(Manifest):
+    """A release of task pairs."""
+
+    kind: Literal["pairs"] = "pairs"
+    derived_from: str | None = Field(default=None, description="the version whose pairs this one re-judged "
+                                                               "(abstaingen release judge); None for a generated one")
+    decontaminated_against: list[str] = Field(default_factory=list, description="reference texts no pair's request "
+                                                                                "overlaps (decontamination config)")
+    sandbox: str
+    sandbox_image: str | None = None  # digest of the Docker image that ran the environments
+    total_pairs: int
+    cost_per_pair_usd: float = Field(default=0.0, description="cost_usd over the released pairs")
     judge: JudgeReport = Field(default_factory=lambda: JudgeReport(judged=False),
                                description="whether and by which models pairs were judged, agreement, rejections")
     baselines: list[AgentMetrics] = Field(default_factory=list)
@@ -139,7 +155,18 @@ class Release(Model):
     shortcuts: list[ShortcutScore] = Field(
         default_factory=list, description="per scenario, the best single-feature separation of act from abstain"
     )
-    warnings: list[str] = Field(
-        default_factory=list, description="what a user of the data must know, e.g. pairs lost to sandbox failures"
-    )
-    files: list[ReleaseFile] = Field(default_factory=list)
+
+
+class OodRelease(Manifest):
+    """A release of the out-of-scope dataset: items for scoped assistants (abstaingen.model.ood)."""
+
+    kind: Literal["ood"] = "ood"
+    total_items: int
+    roles: list[str] = Field(description="the role_ids the items are written for")
+    languages: list[str]
+    bank: str = Field(description="where the off-topic questions came from: 'builtin' or a Hugging Face dataset")
+    relatedness_threshold: float = Field(description="bank questions scoring this or more against a role were dropped "
+                                                     "as too close to it")
+    baselines: list[OodScore] = Field(default_factory=list, description="scripted agents' scores, per suffix and "
+                                                                        "language")
+    leakage: OodLeakage | None = Field(default=None, description="whether a frame's words give laundered items away")

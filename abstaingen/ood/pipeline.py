@@ -1,0 +1,323 @@
+"""The OOD pipeline without Prefect: the stage functions the `generate-ood` flow runs as tasks, and
+that tests and benchmarks call directly. Each takes and returns pydantic models; nothing here writes.
+
+    plan        config                       -> OodPlan (seed, roles, languages, fingerprint)
+    bank        OodPlan                      -> QuestionBank (the off-topic candidates)
+    role items  OodPlan x role x bank        -> RoleItems (id, direct and laundered items, their funnel)
+    dedup       items x earlier releases     -> Deduplicated
+    assemble    everything                   -> Assembled (the manifest, or why the release is refused)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import Field
+
+from abstaingen.config import GenerateConfig
+from abstaingen.errors import AbstaingenError
+from abstaingen.generators import ItemLost
+from abstaingen.generators.ood import OodGenerator
+from abstaingen.model.common import Model
+from abstaingen.model.ood import ITEM_KINDS, ItemKind, OodItem, Question, Relatedness, RolePolicy
+from abstaingen.model.pair import Provenance
+from abstaingen.model.release import FunnelStage, GenerationReport, OodRelease
+from abstaingen.ood.policy import system_prompt
+from abstaingen.ood_scoring import baseline_scores
+from abstaingen.validators.dedup import near_duplicate_verdicts
+from abstaingen.validators.ood import leakage_report, question_block
+
+ITEMS_FILE = "items.jsonl"
+ROLES_FILE = "roles.jsonl"
+FUNNEL_STAGES = ("relatedness", "translation", "framing", "consistency", "dedup")
+
+
+class OodPlan(Model):
+    """What a run will do, settled before any work."""
+
+    config: GenerateConfig = Field(description="the run's config, its seed drawn")
+    seed: int
+    roles: list[RolePolicy] = Field(description="the roles written for, each with every language of the run")
+    languages: list[str]
+    fingerprint: str = Field(description="sha256 of what determines the release (GenerateConfig.ood_fingerprint)")
+    created_at: str = Field(description="UTC, ISO 8601; the same in every item's provenance")
+    code_version: str
+
+    @property
+    def dataset_dir(self) -> Path:
+        return self.config.dataset.output_dir / self.config.ood.name
+
+
+def plan_ood(config: GenerateConfig, code_version: str, available: Sequence[RolePolicy]) -> OodPlan:
+    """The plan: the seed (the config's, or a fresh one), the roles asked for (all by default) in the
+    languages asked for. An unknown role or a role without one of the languages is bad input."""
+    config = config.with_seed()
+    by_id = {role.role_id: role for role in available}
+    wanted = list(config.ood.roles) or sorted(by_id)
+    if unknown := [role for role in wanted if role not in by_id]:
+        raise AbstaingenError(f"ood.roles: unknown role {', '.join(map(repr, unknown))} (known: {', '.join(sorted(by_id))})")
+    roles = [by_id[role] for role in wanted]
+    for role in roles:
+        if missing := [language for language in config.ood.languages if language not in role.texts]:
+            raise AbstaingenError(f"role {role.role_id}: no policy text in {', '.join(missing)}")
+    assert config.dataset.seed is not None
+    return OodPlan(config=config, seed=config.dataset.seed, roles=roles, languages=list(config.ood.languages),
+                   fingerprint=config.ood_fingerprint(), created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                   code_version=code_version)
+
+
+class QuestionBank(Model):
+    questions: list[Question] = Field(description="every version of every question, all languages")
+    source: str = Field(description="'builtin' or the Hugging Face dataset")
+
+    def by_id(self) -> dict[str, dict[str, Question]]:
+        grouped: dict[str, dict[str, Question]] = defaultdict(dict)
+        for question in self.questions:
+            grouped[question.question_id][question.language] = question
+        return dict(grouped)
+
+
+class StageTally(Model):
+    stage: str
+    received: int = 0
+    rejected: dict[str, int] = Field(default_factory=dict)
+
+    def add(self, other: StageTally) -> StageTally:
+        rejected = Counter(self.rejected)
+        rejected.update(other.rejected)
+        return StageTally(stage=self.stage, received=self.received + other.received, rejected=dict(rejected))
+
+    def funnel_stage(self) -> FunnelStage:
+        return FunnelStage(stage=self.stage, received=self.received, passed=self.received - sum(self.rejected.values()),
+                           rejected=dict(sorted(self.rejected.items())))
+
+
+class RoleItems(Model):
+    role_id: str
+    items: list[OodItem]
+    tallies: list[StageTally] = Field(description="relatedness, translation, framing and consistency, for this role")
+
+
+class _Tallies:
+    def __init__(self) -> None:
+        self.received: Counter[str] = Counter()
+        self.rejected: dict[str, Counter[str]] = defaultdict(Counter)
+
+    def count(self, stage: str, rejected: str | None = None) -> None:
+        self.received[stage] += 1
+        if rejected is not None:
+            self.rejected[stage][rejected] += 1
+
+    def stages(self) -> list[StageTally]:
+        return [StageTally(stage=stage, received=self.received[stage], rejected=dict(self.rejected[stage]))
+                for stage in FUNNEL_STAGES if stage != "dedup"]
+
+
+async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, generator: OodGenerator,
+                     report: GenerationReport | None = None) -> RoleItems:
+    """One role's items in every language: its in-scope questions (half asked plainly, half framed in
+    its workflow), and `ood_per_role` bank questions that pass the relatedness gate, each asked plainly
+    (direct) and framed (laundered). Every framed message must pass the consistency check."""
+    tallies = _Tallies()
+    provenance = Provenance(backend={"ood": generator.name}, seed=plan.seed, code_version=plan.code_version,
+                            created_at=plan.created_at, config_fingerprint=plan.fingerprint,
+                            models=dict((report or GenerationReport()).models),
+                            prompt_hashes=dict((report or GenerationReport()).prompts))
+    ood = plan.config.ood
+    items: list[OodItem] = []
+
+    def item(kind: ItemKind, question: Question, query: str, frame_id: str | None = None,
+             relatedness: Relatedness | None = None, **more: object) -> OodItem:
+        return OodItem.model_validate({
+            "item_id": f"{role.role_id}.{question.language}.{kind}.{question.question_id}", "kind": kind,
+            "role_id": role.role_id, "language": question.language,
+            "system_prompt": system_prompt(role, question.language), "query": query, "question": question,
+            "expected": "accept" if kind == "id" else "refuse", "frame_id": frame_id, "relatedness": relatedness,
+            "provenance": provenance, **more})
+
+    async def framed(kind: ItemKind, question: Question, relatedness: Relatedness | None = None) -> OodItem | None:
+        tallies.count("framing")
+        try:
+            wrapped = await generator.frame(question, role, plan.seed)
+        except ItemLost as lost:
+            tallies.rejected["framing"][lost.reason] += 1
+            return None
+        check = await generator.check_consistency(question, wrapped, role)
+        tallies.count("consistency", None if check.passed else _consistency_reason(check.problems))
+        if not check.passed:
+            return None
+        return item(kind, question, wrapped.query, wrapped.frame_id, relatedness, consistency=check)
+
+    # In-scope: half of each language's questions framed, chosen the same way in every language.
+    id_questions = await generator.write_id_questions(role, ood.id_per_role, plan.seed)
+    ids = sorted({question.question_id for question in id_questions})
+    framed_ids = set(random.Random(f"{plan.seed}:{role.role_id}:framed").sample(ids, len(ids) // 2))
+    work = []
+    for question in id_questions:
+        if question.language not in plan.languages:
+            continue
+        if question.question_id in framed_ids:
+            work.append(framed("id", question))
+        else:
+            items.append(item("id", question, question_block(question)))
+
+    # Off-topic: bank questions in a seeded order, until enough pass the gate in every language.
+    versions_of = bank.by_id()
+    candidates = sorted(versions_of)
+    random.Random(f"{plan.seed}:{role.role_id}:bank").shuffle(candidates)
+    accepted = 0
+    for question_id in candidates:
+        if accepted >= ood.ood_per_role:
+            break
+        versions = await _versions(versions_of[question_id], plan.languages, generator, tallies)
+        if versions is None:
+            continue
+        scores = await generator.rate_relatedness(versions, role)
+        too_close = any(score.score >= score.threshold for score in scores)
+        tallies.count("relatedness", "too_close_to_role" if too_close else None)
+        if too_close:
+            continue
+        accepted += 1
+        for version, score in zip(versions, scores, strict=True):
+            items.append(item("direct_ood", version, question_block(version), relatedness=score))
+            work.append(framed("laundered_ood", version, score))
+    items += [done for done in await asyncio.gather(*work) if done is not None]
+    return RoleItems(role_id=role.role_id, items=sorted(items, key=lambda i: i.item_id), tallies=tallies.stages())
+
+
+async def _versions(written: dict[str, Question], languages: list[str], generator: OodGenerator,
+                    tallies: _Tallies) -> list[Question] | None:
+    """The question in every language of the run, translating the missing ones; None when one cannot be."""
+    versions = []
+    for language in languages:
+        if language in written:
+            versions.append(written[language])
+            continue
+        tallies.count("translation")
+        source = written.get("en") or next(iter(written.values()))
+        try:
+            versions.append(await generator.translate(source, language))
+        except ItemLost as lost:
+            tallies.rejected["translation"][lost.reason] += 1
+            return None
+    return versions
+
+
+def _consistency_reason(problems: list[str]) -> str:
+    head = problems[0].split(":")[0] if problems else "failed"
+    return {"question": "question_changed", "options": "options_changed", "judge": "judge_rejected"}.get(
+        head, "option_changed" if head.startswith("option") else head.replace(" ", "_"))
+
+
+class EarlierItems(Model):
+    """What the earlier releases of an OOD dataset hold, in the form dedup compares new items against."""
+
+    versions: list[str] = Field(default_factory=list)
+    texts: dict[str, list[str]] = Field(default_factory=dict, description="dedup group -> texts of earlier items")
+
+
+def dedup_group(item: OodItem) -> str:
+    """Items are compared only with items of the same role, language and kind: the same bank question
+    asked of two roles is two items, not a duplicate."""
+    return f"{item.role_id}/{item.language}/{item.kind}"
+
+
+def item_text(item: OodItem) -> str:
+    return item.query
+
+
+class Deduplicated(Model):
+    kept: list[OodItem]
+    tally: StageTally
+    checked_against: list[str] = Field(description="the earlier versions the items were compared with")
+
+
+def remove_duplicate_items(items: Sequence[OodItem], earlier: EarlierItems | None = None) -> Deduplicated:
+    """Near-duplicates (abstaingen.validators.dedup) within each group, and against the earlier releases'
+    off-topic items. In-scope items are checked within the release only: a builtin role has a fixed set
+    of in-scope questions, which every release asks again (see README, "The OOD dataset")."""
+    earlier = earlier or EarlierItems()
+    groups: dict[str, list[OodItem]] = defaultdict(list)
+    for item in sorted(items, key=lambda i: i.item_id):
+        groups[dedup_group(item)].append(item)
+    kept: list[OodItem] = []
+    rejected: Counter[str] = Counter()
+    for group, members in sorted(groups.items()):
+        reference = [] if group.endswith("/id") else earlier.texts.get(group, [])
+        for member, verdict in zip(members, near_duplicate_verdicts([item_text(m) for m in members], reference),
+                                   strict=True):
+            if verdict == "kept":
+                kept.append(member)
+            else:
+                rejected[verdict] += 1
+    return Deduplicated(kept=kept, tally=StageTally(stage="dedup", received=len(items), rejected=dict(rejected)),
+                        checked_against=earlier.versions)
+
+
+class Assembled(Model):
+    release: OodRelease
+    items: list[OodItem]
+    roles: list[RolePolicy]
+    refusal: str | None = Field(default=None, description="why the release must not be published; None: publish")
+
+
+def counts_for_items(items: Sequence[OodItem]) -> dict[str, dict[str, int]]:
+    tallies: dict[str, Counter[str]] = {key: Counter() for key in ("kind", "role", "language", "subject")}
+    for item in items:
+        tallies["kind"][item.kind] += 1
+        tallies["role"][item.role_id] += 1
+        tallies["language"][item.language] += 1
+        if item.kind != "id":
+            tallies["subject"][item.question.subject] += 1
+    return {key: dict(sorted(tally.items())) for key, tally in tallies.items()}
+
+
+def missing_kinds(items: Sequence[OodItem], roles: Sequence[str], languages: Sequence[str]) -> list[str]:
+    """'role/language: kind' for every combination the release asked for but has no item of."""
+    present = {(item.role_id, item.language, item.kind) for item in items}
+    return [f"{role}/{language}: {kind}" for role in roles for language in languages for kind in ITEM_KINDS
+            if (role, language, kind) not in present]
+
+
+def assemble(plan: OodPlan, items: Sequence[OodItem], tallies: Sequence[StageTally], bank_source: str,
+             threshold: float, report: GenerationReport, canary: str, checked_against: Sequence[str],
+             created_by: str) -> Assembled:
+    """The manifest and the released items (canary set), with the scripted baselines' scores and the
+    leakage figure; `refusal` says why it must not be published (no item, a role and language lacking a
+    kind unless allowed, frames that give laundered items away)."""
+    items = [item.model_copy(update={"canary": canary}) for item in sorted(items, key=lambda i: i.item_id)]
+    roles = {role.role_id: role for role in plan.roles}
+    merged: dict[str, StageTally] = {}
+    for tally in tallies:
+        merged[tally.stage] = merged[tally.stage].add(tally) if tally.stage in merged else tally
+    funnel = [merged[stage].funnel_stage() for stage in FUNNEL_STAGES if stage in merged and merged[stage].received]
+    ood = plan.config.ood
+    leakage = leakage_report(items, ood.leakage_threshold) if items else None
+    warnings = []
+    refusal = None
+    missing = missing_kinds(items, list(roles), plan.languages)
+    if not items:
+        refusal = "no item survived the checks"
+    elif missing and not ood.allow_incomplete:
+        refusal = (f"{len(missing)} role and language combinations lack an item kind ({', '.join(missing[:5])}"
+                   f"{', ...' if len(missing) > 5 else ''}); [ood] allow_incomplete = true publishes anyway")
+    elif leakage is not None and leakage.wrapper_accuracy > leakage.threshold:
+        refusal = (f"the words around the question tell laundered from in-scope items with held-out accuracy "
+                   f"{leakage.wrapper_accuracy:.2f} (> {leakage.threshold:.2f}): the frames give the label away")
+    if missing and ood.allow_incomplete:
+        warnings.append(f"incomplete: {len(missing)} role and language combinations lack an item kind "
+                        f"({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''})")
+    cost = sum(line.cost_usd for line in report.cost)
+    release = OodRelease(
+        name=ood.name, version="", created_by=created_by, config_fingerprint=plan.fingerprint, seed=plan.seed,
+        canary=canary, checked_against=list(checked_against), created_at=plan.created_at,
+        counts=counts_for_items(items), funnel=funnel, cost_usd=round(cost, 6), backends={"ood": ood.backend},
+        models=report.models, prompts=report.prompts, cost=report.cost, warnings=warnings, total_items=len(items),
+        roles=sorted(roles), languages=plan.languages, bank=bank_source, relatedness_threshold=threshold,
+        baselines=baseline_scores(items, roles) if items else [], leakage=leakage)
+    return Assembled(release=release, items=items, roles=[roles[r] for r in sorted(roles)], refusal=refusal)

@@ -1,0 +1,75 @@
+"""The builtin roles: one YAML file per scoped assistant in `roles/`, read into a `RolePolicy` and its
+in-scope multiple-choice questions. See generators/ood/README.md for the file format."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from abstaingen.errors import AbstaingenError
+from abstaingen.model.common import Model
+from abstaingen.model.ood import LANGUAGES, Question, RolePolicy
+
+FOLDER = Path(__file__).parent / "roles"
+
+
+class BuiltinRole(Model):
+    policy: RolePolicy
+    questions: list[Question]
+
+
+def read_role(path: Path) -> BuiltinRole:
+    """A role file; anything missing or malformed is one error naming the file and the place."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise AbstaingenError(f"{path}: cannot read the role: {exc}") from None
+    if not isinstance(data, dict):
+        raise AbstaingenError(f"{path}: a role file is a mapping with role_id, texts and id_questions")
+    try:
+        policy = RolePolicy.model_validate({"role_id": data.get("role_id"), "texts": data.get("texts")})
+    except ValidationError as exc:
+        raise AbstaingenError(f"{path}: invalid role: {_first(exc)}") from None
+    if missing := [language for language in LANGUAGES if language not in policy.texts]:
+        raise AbstaingenError(f"{path}: the policy has no text in {', '.join(missing)}")
+    questions: list[Question] = []
+    entries = data.get("id_questions")
+    if not isinstance(entries, list) or not entries:
+        raise AbstaingenError(f"{path}: id_questions must be a non-empty list")
+    seen: set[str] = set()
+    for number, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            raise AbstaingenError(f"{path}: id_questions #{number} needs an id")
+        if entry["id"] in seen:
+            raise AbstaingenError(f"{path}: id_questions #{number}: id {entry['id']!r} is used twice")
+        seen.add(entry["id"])
+        for language in LANGUAGES:
+            written = entry.get(language)
+            if not isinstance(written, dict):
+                raise AbstaingenError(f"{path}: id_questions {entry['id']!r} has no {language} version")
+            try:
+                questions.append(Question(
+                    question_id=f"{policy.role_id}.{entry['id']}", subject=policy.role_id, language=language,
+                    text=written.get("text"), options=written.get("options"), answer=entry.get("answer"),
+                    source="builtin"))
+            except ValidationError as exc:
+                raise AbstaingenError(f"{path}: id_questions {entry['id']!r} ({language}): {_first(exc)}") from None
+    return BuiltinRole(policy=policy, questions=questions)
+
+
+@cache
+def builtin_roles() -> tuple[BuiltinRole, ...]:
+    """Every builtin role, by role_id."""
+    roles = [read_role(path) for path in sorted(FOLDER.glob("*.yaml"))]
+    ids = [role.policy.role_id for role in roles]
+    if len(set(ids)) != len(ids):
+        raise AbstaingenError(f"{FOLDER}: two role files share a role_id")
+    return tuple(roles)
+
+
+def _first(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    return f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"

@@ -1,0 +1,56 @@
+"""The builtin (offline) OOD backend: the roles' own in-scope questions (roles/*.yaml), the lexical
+relatedness gate, frames drawn from the generic and the role's own frames, and the verbatim check."""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING
+
+from abstaingen.generators import ItemLost
+from abstaingen.generators.ood import register_ood_generator
+from abstaingen.generators.ood.builtin.frames import frames_for, render_frame
+from abstaingen.generators.ood.builtin.roles import builtin_roles
+from abstaingen.model.ood import ConsistencyCheck, FramedQuery, Question, Relatedness, RolePolicy
+from abstaingen.model.release import GenerationReport
+from abstaingen.validators.ood import LEXICAL_THRESHOLD, lexical_relatedness, question_block, verbatim_consistency
+
+if TYPE_CHECKING:
+    from abstaingen.config import GenerateConfig
+
+
+@register_ood_generator("builtin")
+class BuiltinOodGenerator:
+    name = "builtin"
+
+    def __init__(self, config: GenerateConfig):
+        self.relatedness_threshold = config.ood.relatedness_threshold or LEXICAL_THRESHOLD
+        self.questions = {role.policy.role_id: role.questions for role in builtin_roles()}
+
+    async def write_id_questions(self, role: RolePolicy, count: int, seed: int) -> list[Question]:
+        written = self.questions.get(role.role_id, [])
+        ids = sorted({question.question_id for question in written})
+        chosen = set(random.Random(f"{seed}:{role.role_id}:id").sample(ids, min(count, len(ids))))
+        return [question for question in written if question.question_id in chosen and question.language in role.texts]
+
+    async def translate(self, question: Question, language: str) -> Question:
+        raise ItemLost("no_translation", f"{question.question_id}: the builtin backend has no {language} version of "
+                                         "this question (the llm backend translates)")
+
+    async def rate_relatedness(self, versions: list[Question], role: RolePolicy) -> list[Relatedness]:
+        return [lexical_relatedness(version, role.texts[version.language], self.relatedness_threshold)
+                for version in versions]
+
+    async def frame(self, question: Question, role: RolePolicy, seed: int) -> FramedQuery:
+        text = role.texts[question.language]
+        frames = frames_for(text, question.language)
+        chosen = random.Random(f"{seed}:{role.role_id}:{question.language}:{question.question_id}:frame").choice(frames)
+        return FramedQuery(query=render_frame(chosen, text.workflow, question_block(question)), frame_id=chosen.frame_id)
+
+    async def check_consistency(self, question: Question, framed: FramedQuery, role: RolePolicy) -> ConsistencyCheck:
+        return verbatim_consistency(question, framed.query)
+
+    def report(self) -> GenerationReport:
+        return GenerationReport()
+
+    async def aclose(self) -> None:
+        return None

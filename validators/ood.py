@@ -1,0 +1,176 @@
+"""Checks of the out-of-scope dataset: the relatedness gate's lexical rule, the deterministic
+consistency check of a laundered rewrite, and the leakage classifier.
+
+`question_block` is the one way a question and its options are written into a message; the
+consistency check and the scope-aware baseline look for exactly that text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+
+from abstaingen.model.ood import (
+    OPTION_LETTERS,
+    ConsistencyCheck,
+    OodItem,
+    OodLeakage,
+    Question,
+    Relatedness,
+    RoleText,
+)
+
+LEXICAL_THRESHOLD = 1.0  # one vocabulary term of the role in the question is already too close
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def question_block(question: Question) -> str:
+    """The question and its options as every message shows them: the question on its own line, then one
+    line per option, `A. ...` to `D. ...`."""
+    lines = [question.text.strip()]
+    lines += [f"{letter}. {option.strip()}" for letter, option in zip(OPTION_LETTERS, question.options, strict=True)]
+    return "\n".join(lines)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case words: runs of letters, digits and combining marks (so Devanagari vowel signs stay
+    inside their word), with a trailing English plural 's' kept apart by `_stem`."""
+    normalized = unicodedata.normalize("NFC", text.casefold())
+    words: list[str] = []
+    current: list[str] = []
+    for char in normalized:
+        if char.isalnum() or unicodedata.category(char) in ("Mn", "Mc"):
+            current.append(char)
+        elif current:
+            words.append("".join(current))
+            current = []
+    if current:
+        words.append("".join(current))
+    return words
+
+
+def _stem(word: str) -> str:
+    if len(word) > 3 and word.isascii():
+        for ending in ("ies", "es", "s"):
+            if word.endswith(ending):
+                return word[: -len(ending)] + ("y" if ending == "ies" else "")
+    return word
+
+
+def terms_in(text: str, vocabulary: list[str], language: str) -> list[str]:
+    """The vocabulary terms `text` uses. Chinese has no spaces: a term counts where it occurs as a
+    substring. Elsewhere a term (one or more words) must match whole words, English plurals folded."""
+    if language == "zh" or _CJK.search(text):
+        folded = text.casefold()
+        return sorted({term for term in vocabulary if term.strip() and term.casefold() in folded})
+    words = [_stem(word) for word in tokens(text)]
+    joined = f" {' '.join(words)} "
+    found = set()
+    for term in vocabulary:
+        term_words = [_stem(word) for word in tokens(term)]
+        if term_words and f" {' '.join(term_words)} " in joined:
+            found.add(term)
+    return sorted(found)
+
+
+def lexical_relatedness(question: Question, role: RoleText, threshold: float = LEXICAL_THRESHOLD) -> Relatedness:
+    """The builtin relatedness gate: how many of the role's vocabulary terms the question or its options
+    use. A bank question at or above the threshold is too close to the role to count as off-topic."""
+    matched = terms_in(question_block(question), role.vocabulary, question.language)
+    return Relatedness(score=float(len(matched)), threshold=threshold, method="lexical", matched=matched)
+
+
+def verbatim_consistency(question: Question, rewrite: str) -> ConsistencyCheck:
+    """Deterministic check that a laundered message still asks `question`: the question text and every
+    option, with its letter and in order, appear unchanged, and no other option line was added."""
+    problems = []
+    if question.text.strip() not in rewrite:
+        problems.append("question: the question's text is not in the rewrite unchanged")
+    position = 0
+    for letter, option in zip(OPTION_LETTERS, question.options, strict=True):
+        line = f"{letter}. {option.strip()}"
+        found = rewrite.find(line, position)
+        if found < 0:
+            problems.append(f"option {letter}: {option.strip()!r} is not in the rewrite unchanged, in order")
+        else:
+            position = found + len(line)
+    option_lines = re.findall(r"(?m)^\s*\(?([A-Z])[.)]\s", rewrite)
+    if len(option_lines) > len(OPTION_LETTERS):
+        problems.append(f"options: the rewrite shows {len(option_lines)} option lines, the question has 4")
+    return ConsistencyCheck(passed=not problems, methods=["verbatim"], problems=problems)
+
+
+LEAKAGE_FOLDS = 5
+
+
+def leakage_report(items: Sequence[OodItem], threshold: float, folds: int = LEAKAGE_FOLDS) -> OodLeakage:
+    """Can surface words tell a laundered item from an in-scope one? A multinomial naive Bayes classifier
+    over word counts, scored by balanced held-out accuracy (folds by a hash of item_id, so the figure is
+    the same on every run of the same items; 0.5 is chance):
+
+    - wrapper: laundered vs framed in-scope items, with the question block masked, so only the frame's
+      words remain. Near 0.5 means a frame says nothing about the label; that is what laundering needs.
+    - full text: the same items, question included. High by design: the question is what is off-topic.
+    """
+    framed = [item for item in items if item.frame_id is not None and item.kind in ("id", "laundered_ood")]
+    labels = [item.kind == "laundered_ood" for item in framed]
+    wrapper = [_words(item.query.replace(question_block(item.question), " "), item.language) for item in framed]
+    whole = [_words(item.query, item.language) for item in framed]
+    fold_of = [int(hashlib.sha256(item.item_id.encode()).hexdigest(), 16) % folds for item in framed]
+    accept = [item for item in items if item.expected == "accept"]
+    refuse = [item for item in items if item.expected == "refuse"]
+    return OodLeakage(
+        framed_share_accept=_share(accept), framed_share_refuse=_share(refuse),
+        wrapper_accuracy=round(_held_out_accuracy(wrapper, labels, fold_of, folds), 4),
+        full_text_accuracy=round(_held_out_accuracy(whole, labels, fold_of, folds), 4),
+        threshold=threshold, folds=folds, items=len(framed))
+
+
+def _share(items: Sequence[OodItem]) -> float:
+    return round(sum(item.frame_id is not None for item in items) / len(items), 4) if items else 0.0
+
+
+def _words(text: str, language: str) -> Counter[str]:
+    """Words, with each Chinese character a word of its own."""
+    found: Counter[str] = Counter()
+    for word in tokens(text):
+        found.update(list(word) if _CJK.search(word) else [word])
+    return found
+
+
+def _held_out_accuracy(documents: list[Counter[str]], labels: list[bool], fold_of: list[int], folds: int) -> float:
+    """Balanced accuracy of naive Bayes (add-one smoothing, class priors from the training folds) over
+    the folds; 0.5 when there is only one class."""
+    if len(set(labels)) < 2:
+        return 0.5
+    hits = {True: 0, False: 0}
+    totals = Counter(labels)
+    for fold in range(folds):
+        train = [i for i in range(len(documents)) if fold_of[i] != fold]
+        test = [i for i in range(len(documents)) if fold_of[i] == fold]
+        if not test:
+            continue
+        counts = {True: Counter[str](), False: Counter[str]()}
+        prior = Counter(labels[i] for i in train)
+        for i in train:
+            counts[labels[i]].update(documents[i])
+        vocabulary = set(counts[True]) | set(counts[False])
+        size = {label: sum(counts[label].values()) + len(vocabulary) + 1 for label in (True, False)}
+
+        def log_odds(document: Counter[str], counts: dict[bool, Counter[str]] = counts,
+                     size: dict[bool, int] = size, prior: Counter[bool] = prior) -> float:
+            score = math.log((prior[True] + 1) / (prior[False] + 1))
+            for word, n in document.items():
+                score += n * (math.log((counts[True][word] + 1) / size[True])
+                              - math.log((counts[False][word] + 1) / size[False]))
+            return score
+
+        for i in test:
+            if (log_odds(documents[i]) > 0) == labels[i]:
+                hits[labels[i]] += 1
+    return (hits[True] / totals[True] + hits[False] / totals[False]) / 2
