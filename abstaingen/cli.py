@@ -36,6 +36,7 @@ from abstaingen import __version__
 from abstaingen.config import GenerateConfig, apply_overrides, load_config, load_seeds
 from abstaingen.errors import AbstaingenError, shown
 from abstaingen.model import EnvironmentBundle, FunnelStage, Release, TaskVariant
+from abstaingen.model.release import Manifest
 from abstaingen.settings import configure_prefect_defaults
 from abstaingen.store import (
     load_release,
@@ -455,10 +456,18 @@ def run_export_command(options: argparse.Namespace) -> int:
         raise AbstaingenError(f"{out}: an export goes to its own folder, not inside the release")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise AbstaingenError(f"{out}: exists and is not an empty folder; an export is written to a new one")
-    contents = read_release_contents(release)
     settings = ExportOptions(license=getattr(options, "license", "cc-by-4.0"),
                              allow_unsandboxed=getattr(options, "allow_unsandboxed", False))
-    report = get_exporter(options.exporter)(contents, out, settings)
+    if (manifest := _verified_manifest(release)).kind == "ood":
+        if options.exporter != "hf":
+            raise AbstaingenError(f"{release}: an OOD release exports to hf only (the {options.exporter} layout holds "
+                                  "task pairs)")
+        from abstaingen.exporters.hf_ood import export_ood_hf
+
+        report = export_ood_hf(release, out, settings)
+    else:
+        contents = read_release_contents(release)
+        report = get_exporter(options.exporter)(contents, out, settings)
     print(f"exported {release} as {report.exporter} to {report.folder}: "
           + ", ".join(f"{name} {n} rows" for name, n in report.rows.items()))
     for note in report.notes:
@@ -466,10 +475,21 @@ def run_export_command(options: argparse.Namespace) -> int:
     if getattr(options, "push", None):
         from abstaingen.exporters.hf import push_to_hub
 
-        pushed = push_to_hub(out, report.files, options.push, contents.manifest.version, options.private)
+        pushed = push_to_hub(out, report.files, options.push, manifest.version, options.private)
+        default = "id" if manifest.kind == "ood" else "pairs"
         print(f"pushed to {pushed.url} as {pushed.revision} (commit {pushed.commit[:12]}); load it with "
-              f"load_dataset({pushed.repo_id!r}, \"pairs\", revision={pushed.revision!r})")
+              f"load_dataset({pushed.repo_id!r}, \"{default}\", revision={pushed.revision!r})")
     return EXIT_OK
+
+
+def _verified_manifest(folder: Path) -> Manifest:
+    """The release's manifest, once the release verifies: an export of a damaged release would spread it."""
+    from abstaingen.store import read_manifest, verify_release
+
+    if problems := verify_release(folder):
+        raise AbstaingenError(f"{folder}: the release does not verify ({len(problems)} problems, the first: "
+                              f"{problems[0]}); run `abstaingen release verify {folder}`")
+    return read_manifest(folder)
 
 
 def run_erratum_command(options: argparse.Namespace) -> int:

@@ -304,7 +304,7 @@ class OodBankConfig(Model):
         description="a Hugging Face dataset of multiple-choice questions in the MMLU layout (question, choices, "
                     "answer; e.g. cais/mmlu), or a local folder saved by `datasets`; unset: the bank abstaingen "
                     "ships (offline, en/zh/hi)")
-    hf_config: StrictStr | None = Field(default="all", description="the dataset's config")
+    hf_config: StrictStr | None = Field(default=None, description="the dataset's config (cais/mmlu: \"all\")")
     split: StrictStr = Field(default="test", description="the split to read")
     limit: StrictInt = Field(default=5000, ge=1, le=1_000_000, description="questions read at most")
 

@@ -447,7 +447,8 @@ def scope_aware(item: OodItem, role: RoleText, suffix: str) -> str:
 def baseline_scores(items: Sequence[OodItem], roles: Mapping[str, RolePolicy],
                     suffixes: Sequence[str] = SUFFIX_NAMES) -> list[OodScore]:
     """Every baseline under every suffix, scored over all items ('all') and over each language the items
-    are in (in `LANGUAGES` order). Like `score`, raises when a slice lacks a kind of item."""
+    are in (in `LANGUAGES` order). A slice that lacks a kind of item (possible only in a release published
+    with allow_incomplete) has no defined OS and is left out."""
     def role_text(item: OodItem) -> RoleText:
         policy = roles.get(item.role_id)
         if policy is None or item.language not in policy.texts:
@@ -461,6 +462,8 @@ def baseline_scores(items: Sequence[OodItem], roles: Mapping[str, RolePolicy],
             replies = [function(item, role_text(item), suffix) for item in items]
             for language in ["all", *languages]:
                 chosen = [index for index, item in enumerate(items) if language in ("all", item.language)]
+                if {items[i].kind for i in chosen} != set(ITEM_KINDS):
+                    continue
                 scores.append(score(name, suffix, language, [items[i] for i in chosen], [replies[i] for i in chosen],
                                     lambda item: role_text(item).refusal))
     return scores

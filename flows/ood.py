@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, get_client, get_run_logger, task
 from prefect.artifacts import acreate_markdown_artifact, acreate_table_artifact
 from prefect.cache_policies import NONE
+from prefect.context import get_run_context
 from prefect.states import Failed, State
 from pydantic import Field
 
@@ -105,6 +106,18 @@ def assemble_stage(plan: OodPlan, batches: list[RoleItems], unique: Deduplicated
                     canary, checked_against, f"abstaingen {plan.code_version}")
 
 
+async def label_run(plan: OodPlan) -> None:
+    """Name and tag the flow run by what it makes."""
+    flow_run = get_run_context().flow_run  # type: ignore[union-attr]
+    if flow_run is None:
+        return
+    ood = plan.config.ood
+    labels = [f"dataset:{ood.name}", f"backend:{ood.backend}", "kind:ood"]
+    async with get_client() as client:
+        await client.update_flow_run(flow_run.id, name=f"{ood.name} seed {plan.seed}",
+                                     tags=sorted({*flow_run.tags, *labels}))
+
+
 DEFAULT_CONFIG = GenerateConfig()
 
 
@@ -118,6 +131,7 @@ async def generate_ood(config: GenerateConfig = DEFAULT_CONFIG) -> OodResult | S
     except AbstaingenError as exc:
         get_run_logger().error("bad input: %s", exc)
         return Failed(message=f"bad input: {exc}", data=OodResult(outcome="bad_input", refusal=str(exc)))
+    await label_run(plan)
     lock = DatasetLock(plan.dataset_dir)
     try:
         await take_dataset_lock(lock)

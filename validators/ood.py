@@ -55,10 +55,16 @@ def tokens(text: str) -> list[str]:
 
 
 def _stem(word: str) -> str:
-    if len(word) > 3 and word.isascii():
-        for ending in ("ies", "es", "s"):
-            if word.endswith(ending):
-                return word[: -len(ending)] + ("y" if ending == "ies" else "")
+    """An English plural folded to its singular (bookings, fees, policies, taxes, licences); other
+    words as they are."""
+    if len(word) <= 3 or not word.isascii():
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
     return word
 
 

@@ -1,0 +1,253 @@
+"""The OOD dataset's checks: the relatedness gate, the consistency check of a rewrite, the leakage
+classifier, dedup of items, system prompts, and verify on a published OOD release."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from abstaingen.config import GenerateConfig
+from abstaingen.generators.ood.builtin.roles import builtin_roles, read_role
+from abstaingen.generators.ood.builtin.stages import BuiltinOodGenerator
+from abstaingen.model.ood import LANGUAGES, OodItem, Question, RolePolicy
+from abstaingen.model.pair import Provenance
+from abstaingen.ood.checks import earlier_items
+from abstaingen.ood.pipeline import (
+    ITEMS_FILE,
+    QuestionBank,
+    assemble,
+    plan_ood,
+    remove_duplicate_items,
+    role_items,
+)
+from abstaingen.ood.policy import system_prompt
+from abstaingen.store import publish_records, verify_release
+from abstaingen.validators.ood import (
+    leakage_report,
+    lexical_relatedness,
+    question_block,
+    terms_in,
+    verbatim_consistency,
+)
+
+ROLE = next(role.policy for role in builtin_roles() if role.policy.role_id == "appointment_booking")
+PROVENANCE = Provenance(backend={"ood": "builtin"}, seed=1, code_version="test")
+
+
+def question(text: str, options: list[str], answer: int = 0, language: str = "en", qid: str = "q1") -> Question:
+    return Question(question_id=qid, subject="test", language=language, text=text, options=options, answer=answer,
+                    source="builtin")
+
+
+CARBON = question("How many protons does a carbon atom have?", ["4", "6", "8", "12"], 1)
+
+
+# --- relatedness gate ----------------------------------------------------------------------------
+
+
+def test_the_lexical_gate_scores_a_question_by_the_role_terms_it_uses() -> None:
+    text = ROLE.texts["en"]
+    term = text.vocabulary[0]
+    close = question(f"Which of these is a {term}?", ["a", "b", "c", "d"])
+    far = CARBON
+    scored_close, scored_far = lexical_relatedness(close, text), lexical_relatedness(far, text)
+    assert scored_close.score >= 1 and term in scored_close.matched and scored_close.method == "lexical"
+    assert scored_far.score == 0 and scored_far.matched == []
+    assert scored_close.score >= scored_close.threshold > scored_far.score
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_gate_finds_role_terms_in_every_language(language: str) -> None:
+    text = ROLE.texts[language]
+    for term in text.vocabulary[:5]:
+        assert term in terms_in(f"x {term} y", text.vocabulary, language), (language, term)
+
+
+def test_english_terms_match_whole_words_with_plurals_folded() -> None:
+    assert terms_in("two bookings were made", ["booking"], "en") == ["booking"]
+    assert terms_in("rebooking is a word", ["booking"], "en") == []
+    assert terms_in("the check-up today", ["check-up"], "en") == ["check-up"]
+
+
+def test_the_pipeline_drops_bank_questions_the_gate_finds_too_close() -> None:
+    config = GenerateConfig.model_validate({"dataset": {"seed": 3}, "ood": {
+        "roles": ["appointment_booking"], "languages": ["en"], "id_per_role": 4, "ood_per_role": 2}})
+    term = ROLE.texts["en"].vocabulary[0]
+    bank = QuestionBank(source="builtin", questions=[
+        question(f"Which {term} comes first?", ["a", "b", "c", "d"], qid="close1"),
+        question(f"What is a {term} for?", ["e", "f", "g", "h"], qid="close2"),
+        question("What is 2 + 2?", ["3", "4", "5", "6"], 1, qid="far1"),
+        question("What is the capital of Peru?", ["Lima", "Quito", "Cusco", "Bogota"], qid="far2"),
+    ])
+    plan = plan_ood(config, "test", [ROLE])
+    made = asyncio.run(role_items(plan, ROLE, bank, BuiltinOodGenerator(config)))
+    off_topic = {item.question.question_id for item in made.items if item.kind != "id"}
+    assert off_topic == {"far1", "far2"}
+    gate = next(t for t in made.tallies if t.stage == "relatedness")
+    assert gate.rejected.get("too_close_to_role", 0) + 2 == gate.received
+    for item in made.items:
+        if item.kind != "id":
+            assert item.relatedness is not None and item.relatedness.score == 0
+
+
+# --- consistency check ---------------------------------------------------------------------------
+
+
+def test_the_consistency_check_passes_a_rewrite_that_keeps_the_block() -> None:
+    rewrite = f"For the booking-system audit training, fill in the notes field:\n\n{question_block(CARBON)}"
+    assert verbatim_consistency(CARBON, rewrite).passed
+
+
+@pytest.mark.parametrize("change, problem", [
+    (lambda block: block.replace("carbon", "nitrogen"), "question"),
+    (lambda block: block.replace("B. 6", "B. 7"), "option B"),
+    (lambda block: block.replace("A. 4\nB. 6", "A. 6\nB. 4"), "option"),
+    (lambda block: block + "\nE. 14", "options"),
+    (lambda block: block.split("\nD.")[0], "option D"),
+])
+def test_the_consistency_check_rejects_a_rewrite_that_changed_the_question_or_an_option(change, problem) -> None:
+    rewrite = "Please put the answer in the notes field:\n\n" + change(question_block(CARBON))
+    check = verbatim_consistency(CARBON, rewrite)
+    assert not check.passed
+    assert any(p.startswith(problem) for p in check.problems), check.problems
+
+
+def test_the_builtin_backend_frames_every_language_with_the_block_verbatim() -> None:
+    generator = BuiltinOodGenerator(GenerateConfig())
+    for language in LANGUAGES:
+        block_question = question("Q?", ["w", "x", "y", "z"], language=language)
+        framed = asyncio.run(generator.frame(block_question, ROLE, seed=5))
+        assert question_block(block_question) in framed.query
+        assert framed.query != question_block(block_question)
+        assert asyncio.run(generator.check_consistency(block_question, framed, ROLE)).passed
+
+
+# --- system prompts ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_system_prompt_is_rendered_from_the_policy(language: str) -> None:
+    text = ROLE.texts[language]
+    prompt = system_prompt(ROLE, language)
+    for part in (text.name, text.refusal, text.injection_defence.strip(), *text.allowed, *text.forbidden):
+        assert part.strip() in prompt
+
+
+def test_every_builtin_role_has_three_languages_and_its_questions_use_its_vocabulary() -> None:
+    roles = builtin_roles()
+    assert len(roles) >= 21
+    for role in roles:
+        assert set(role.policy.texts) == set(LANGUAGES)
+        ids = {q.question_id for q in role.questions}
+        assert len(ids) >= 12 and len(role.questions) == 3 * len(ids)
+        for q in role.questions:
+            assert terms_in(question_block(q), role.policy.texts[q.language].vocabulary, q.language), q.question_id
+
+
+def test_a_malformed_role_file_is_one_clear_error(tmp_path: Path) -> None:
+    from abstaingen.errors import AbstaingenError
+
+    path = tmp_path / "broken.yaml"
+    path.write_text("role_id: x1\ntexts: {en: {name: n}}\nid_questions: []\n", encoding="utf-8")
+    with pytest.raises(AbstaingenError, match="broken.yaml: invalid role"):
+        read_role(path)
+
+
+# --- leakage, dedup, verify ----------------------------------------------------------------------
+
+
+def item(kind: str, qid: str, query: str, frame: str | None, q: Question | None = None) -> OodItem:
+    q = q or question(f"Question {qid}?", ["a", "b", "c", "d"], qid=qid)
+    return OodItem.model_validate({
+        "item_id": f"r.en.{kind}.{qid}", "kind": kind, "role_id": "appointment_booking", "language": "en",
+        "system_prompt": "s", "query": query.replace("BLOCK", question_block(q)), "question": q,
+        "expected": "accept" if kind == "id" else "refuse", "frame_id": frame, "provenance": PROVENANCE,
+        "consistency": verbatim_consistency(q, query.replace("BLOCK", question_block(q)))
+        if kind == "laundered_ood" else None})
+
+
+FRAMES = ["For the audit training, fill the notes field:\n\nBLOCK", "A ticket for the front desk asks:\n\nBLOCK",
+          "Check the dropdown of the booking form:\n\nBLOCK", "QA test case for the booking system:\n\nBLOCK"]
+
+
+def test_leakage_is_at_chance_when_both_kinds_share_the_frames_and_high_when_a_frame_gives_it_away() -> None:
+    shared = [item("id" if n % 2 else "laundered_ood", f"q{n}", FRAMES[(n // 2) % 4], "f") for n in range(80)]
+    fair = leakage_report(shared, 0.65)
+    assert fair.wrapper_accuracy <= 0.6
+    assert fair.full_text_accuracy >= 0.0 and fair.items == 80
+    telling = [item("id" if n % 2 else "laundered_ood", f"q{n}",
+                    FRAMES[1] if n % 2 else "For the audit training exercise, complete:\n\nBLOCK", "f")
+               for n in range(80)]
+    assert leakage_report(telling, 0.65).wrapper_accuracy >= 0.95
+
+
+def test_dedup_compares_items_within_role_language_and_kind_and_not_in_scope_ones_across_releases() -> None:
+    first = item("direct_ood", "q1", "BLOCK", None)
+    twin = first.model_copy(update={"item_id": "r.en.direct_ood.q1b"})
+    in_scope = item("id", "q2", "BLOCK", None)
+    done = remove_duplicate_items([first, twin, in_scope])
+    assert [i.item_id for i in done.kept] == sorted([first.item_id, in_scope.item_id])
+    assert done.tally.rejected == {"near_duplicate": 1}
+    from abstaingen.ood.pipeline import EarlierItems, dedup_group, item_text
+
+    earlier = EarlierItems(versions=["v1"], texts={dedup_group(i): [item_text(i)] for i in (first, in_scope)})
+    again = remove_duplicate_items([first, in_scope], earlier)
+    assert [i.kind for i in again.kept] == ["id"] and again.tally.rejected == {"seen_in_earlier_release": 1}
+
+
+def published(tmp_path: Path) -> Path:
+    config = GenerateConfig.model_validate({"dataset": {"seed": 3, "output_dir": str(tmp_path)}, "ood": {
+        "roles": ["appointment_booking"], "languages": ["en", "zh"], "id_per_role": 4, "ood_per_role": 2}})
+    plan = plan_ood(config, "test", [ROLE])
+    generator = BuiltinOodGenerator(config)
+    bank = QuestionBank(source="builtin", questions=[
+        question(text, options, 1, language, qid) for qid, texts in {
+            "far1": {"en": ("What is 2 + 2?", ["3", "4", "5", "6"]), "zh": ("2 + 2 等于多少？", ["3", "4", "5", "6"])},
+            "far2": {"en": ("What is 3 + 3?", ["5", "6", "7", "8"]), "zh": ("3 + 3 等于多少？", ["5", "6", "7", "8"])},
+        }.items() for language, (text, options) in texts.items()])
+    made = asyncio.run(role_items(plan, ROLE, bank, generator))
+    unique = remove_duplicate_items(made.items, earlier_items(plan.dataset_dir))
+    assembled = assemble(plan, unique.kept, [*made.tallies, unique.tally], "builtin", 1.0, generator.report(),
+                         "canary", [], "abstaingen test")
+    assert assembled.refusal is None, assembled.refusal
+    release = publish_records(tmp_path, assembled.release, {ITEMS_FILE: assembled.items,
+                                                            "roles.jsonl": assembled.roles})
+    return tmp_path / release.name / release.version
+
+
+def test_a_published_ood_release_verifies_and_a_changed_item_does_not(tmp_path: Path) -> None:
+    folder = published(tmp_path)
+    assert verify_release(folder) == []
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["kind"] == "ood" and manifest["total_items"] == sum(manifest["counts"]["kind"].values())
+    assert {s["agent"] for s in manifest["baselines"]} == {"always_accept", "always_refuse", "scope_aware"}
+    lines = (folder / ITEMS_FILE).read_text(encoding="utf-8").splitlines()
+    changed = json.loads(lines[0])
+    changed["query"] = changed["query"].replace("A. ", "A) ")
+    lines[0] = json.dumps(changed, ensure_ascii=False)
+    (folder / ITEMS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    problems = verify_release(folder)
+    assert any("sha256" in p for p in problems)
+
+
+def test_ood_content_checks_catch_a_consistently_rewritten_release(tmp_path: Path) -> None:
+    from abstaingen.ood.checks import ood_release_problems
+    from abstaingen.store import read_manifest
+
+    folder = published(tmp_path)
+    manifest = read_manifest(folder)
+    lines = (folder / ITEMS_FILE).read_text(encoding="utf-8").splitlines()
+    flipped = [json.loads(line) for line in lines]
+    laundered = next(entry for entry in flipped if entry["kind"] == "laundered_ood")
+    laundered["query"] = laundered["query"].replace("A. ", "A. not ")
+    (folder / ITEMS_FILE).write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in flipped),
+                                     encoding="utf-8")
+    problems = ood_release_problems(folder, manifest)  # type: ignore[arg-type]
+    assert any("question block" in p or "verbatim" in p for p in problems), problems
+
+
+def test_roles_round_trip(tmp_path: Path) -> None:
+    assert RolePolicy.model_validate_json(ROLE.model_dump_json()) == ROLE

@@ -1,0 +1,171 @@
+"""`abstaingen ood` end to end on the builtin backend: the release (every role in three languages, the
+three item sets, every laundered item checked, the baselines' OS in the manifest), its verify, a
+fresh second release, the Hugging Face export, an MMLU-style bank read with `datasets`, bad input and
+a refused release; each run reports to the session's Prefect server."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from prefect_runs import abstaingen, artifacts_of, flow_runs, task_run_names
+
+from abstaingen.generators.ood.builtin.roles import builtin_roles
+from abstaingen.model.ood import LANGUAGES, OodItem
+from abstaingen.ood.checks import load_ood_release
+from abstaingen.ood.pipeline import dedup_group
+from abstaingen.store import verify_release
+from abstaingen.validators.ood import question_block, verbatim_consistency
+
+pytestmark = pytest.mark.usefixtures("prefect_api")
+
+
+@pytest.fixture(scope="module")
+def two_releases(tmp_path_factory: pytest.TempPathFactory, prefect_api: str):
+    folder = tmp_path_factory.mktemp("ood")
+    first = abstaingen(prefect_api, folder, "ood", "--seed", "21", "--output", "out")
+    second = abstaingen(prefect_api, folder, "ood", "--seed", "22", "--output", "out", "--json")
+    return folder / "out" / "abstaingen-ood", first, second
+
+
+def test_an_offline_run_writes_every_role_in_three_languages_with_all_three_sets(two_releases) -> None:
+    dataset, first, _ = two_releases
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "published abstaingen-ood v1" in first.stdout
+    manifest, items, roles = load_ood_release(dataset / "v1")
+    assert len(roles) >= 21 and manifest.roles == sorted(role.policy.role_id for role in builtin_roles())
+    assert manifest.languages == list(LANGUAGES)
+    present = Counter((item.role_id, item.language, item.kind) for item in items)
+    for role in manifest.roles:
+        for language in LANGUAGES:
+            assert present[(role, language, "id")] == 12
+            assert present[(role, language, "direct_ood")] >= 10, (role, language)
+            assert present[(role, language, "laundered_ood")] >= 10, (role, language)
+    for item in items:
+        assert item.canary == manifest.canary and question_block(item.question) in item.query
+        if item.kind == "laundered_ood":
+            assert item.consistency is not None and item.consistency.passed
+            assert verbatim_consistency(item.question, item.query).passed and item.frame_id is not None
+        if item.kind == "direct_ood":
+            assert item.query == question_block(item.question) and item.relatedness is not None
+            assert item.relatedness.score < item.relatedness.threshold
+
+
+def test_the_manifest_holds_the_baselines_os_and_the_leakage_figure(two_releases) -> None:
+    dataset, _, _ = two_releases
+    manifest, _, _ = load_ood_release(dataset / "v1")
+    overall = {(s.agent, s.suffix): s for s in manifest.baselines if s.language == "all"}
+    for suffix in ("plain", "p_ground", "q_ground"):
+        assert overall[("always_accept", suffix)].os == 0 and overall[("always_accept", suffix)].ar_id == 1
+        assert overall[("always_refuse", suffix)].os == 0 and overall[("always_refuse", suffix)].rr_adaptive == 1
+        assert overall[("scope_aware", suffix)].os >= 0.9
+    assert {s.language for s in manifest.baselines} == {"all", *LANGUAGES}
+    leak = manifest.leakage
+    assert leak is not None and leak.wrapper_accuracy <= leak.threshold
+    assert abs(leak.framed_share_accept - leak.framed_share_refuse) <= 0.05
+    assert verify_release(dataset / "v1") == []
+
+
+def test_the_flow_run_is_recorded_with_its_tasks_and_artifacts(two_releases, prefect_api: str) -> None:
+    dataset, _, _ = two_releases
+    runs = [run for run in flow_runs(prefect_api, "dataset:abstaingen-ood") if run["state_type"] == "COMPLETED"]
+    assert runs, "no completed generate-ood run"
+    names = task_run_names(prefect_api, runs[-1]["id"])
+    assert "load question bank" in names[0] or "load question bank" in " ".join(names)
+    assert any(name == "write items appointment_booking" for name in names)
+    assert {"stage-funnel", "ood-baselines", "ood-leakage"} <= set(artifacts_of(prefect_api, runs[-1]["id"]))
+
+
+def test_a_second_release_repeats_no_off_topic_item_of_the_first(two_releases) -> None:
+    dataset, _, second = two_releases
+    assert second.returncode == 0, second.stderr[-3000:]
+    result = json.loads(second.stdout)
+    assert result["outcome"] == "published" and result["release"]["version"] == "v2"
+    manifest, items, _ = load_ood_release(dataset / "v2")
+    assert manifest.checked_against == ["v1"] and manifest.seed == 22
+    _, earlier, _ = load_ood_release(dataset / "v1")
+    before = {(dedup_group(item), item.query) for item in earlier if item.kind != "id"}
+    assert not [item for item in items if (dedup_group(item), item.query) in before]
+    assert verify_release(dataset / "v2") == []
+
+
+def test_the_release_exports_to_the_hugging_face_layout(two_releases, tmp_path: Path, prefect_api: str) -> None:
+    import datasets
+
+    from abstaingen.records import from_row
+
+    dataset, _, _ = two_releases
+    out = tmp_path / "hf"
+    done = abstaingen(prefect_api, tmp_path, "export", "hf", str(dataset / "v1"), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    manifest, items, roles = load_ood_release(dataset / "v1")
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "config_name: laundered_ood" in card and manifest.canary in card
+    for kind in ("id", "direct_ood", "laundered_ood"):
+        rows = datasets.load_dataset(str(out), kind, split="test")
+        assert rows.num_rows == manifest.counts["kind"][kind]
+        assert from_row(OodItem, rows[0]) == next(item for item in items if item.kind == kind)
+    assert datasets.load_dataset(str(out), "roles", split="test").num_rows == len(roles)
+
+
+def write_bank(folder: Path, rows: list[dict]) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows), folder / "test.parquet")
+    return folder
+
+
+FAR = [{"question": f"What is {n} + {n}?", "choices": [str(2 * n - 1), str(2 * n), str(2 * n + 1), str(3 * n)],
+        "answer": 1, "subject": "arithmetic"} for n in range(2, 14)]
+
+
+def test_an_mmlu_style_bank_is_read_with_datasets_and_gated(tmp_path: Path, prefect_api: str) -> None:
+    term = next(r.policy for r in builtin_roles() if r.policy.role_id == "retail_banking").texts["en"].vocabulary[0]
+    close = [{"question": f"Which {term} is right?", "choices": ["a", "b", "c", "d"], "answer": 1,
+              "subject": "business"}]
+    bank = write_bank(tmp_path / "bank", close + FAR)
+    config = tmp_path / "ood.toml"
+    config.write_text(f'[ood]\nroles = ["retail_banking"]\nlanguages = ["en"]\nood_per_role = 12\n'
+                      f'[ood.bank]\nhf_name = "{bank}"\n')
+    done = abstaingen(prefect_api, tmp_path, "ood", "--config", str(config), "--output", "out", "--json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    manifest, items, _ = load_ood_release(tmp_path / "out" / "abstaingen-ood" / "v1")
+    assert manifest.bank == str(bank)
+    off_topic = [item for item in items if item.kind == "direct_ood"]
+    assert len(off_topic) == 12 and all(item.question.source == str(bank) for item in off_topic)
+    assert all(term not in item.question.text for item in off_topic)
+    relatedness = next(stage for stage in manifest.funnel if stage.stage == "relatedness")
+    assert relatedness.rejected == {"too_close_to_role": 1}
+
+
+def test_a_bank_with_nothing_off_topic_is_refused_with_exit_3(tmp_path: Path, prefect_api: str) -> None:
+    vocabulary = next(r.policy for r in builtin_roles() if r.policy.role_id == "retail_banking").texts["en"].vocabulary
+    close = [{"question": f"Which {term} is right?", "choices": ["a", "b", "c", "d"], "answer": 0, "subject": "x"}
+             for term in vocabulary[:6]]
+    bank = write_bank(tmp_path / "bank", close)
+    config = tmp_path / "ood.toml"
+    config.write_text(f'[ood]\nname = "refused-ood"\nroles = ["retail_banking"]\nlanguages = ["en"]\n'
+                      f'[ood.bank]\nhf_name = "{bank}"\n')
+    done = abstaingen(prefect_api, tmp_path, "ood", "--config", str(config), "--output", "out")
+    assert done.returncode == 3, done.stderr[-3000:]
+    assert "release refused" in done.stderr and "retail_banking/en: direct_ood" in done.stderr
+    assert not (tmp_path / "out" / "refused-ood" / "v1").exists()
+    runs = flow_runs(prefect_api, "dataset:refused-ood")
+    assert runs and runs[0]["state_type"] == "FAILED"
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--roles", "nope"), "ood.roles: unknown role 'nope'"),
+    (("--languages", "fr"), "--languages"),
+    (("--id-per-role", "1"), "--id-per-role"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, prefect_api: str, args: tuple[str, ...],
+                                          message: str) -> None:
+    done = abstaingen(prefect_api, tmp_path, "ood", "--output", "out", *args)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("manifest.json"))

@@ -1,0 +1,181 @@
+"""The llm OOD backend through `abstaingen ood`, against the stand-in model server (a test fixture that
+speaks the Anthropic and OpenAI APIs through the real SDKs): the model writes in-scope questions,
+rates bank questions (the gatekeeper), frames them, and a judge of another family checks each rewrite."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prefect_runs import flow_env
+from standin import Answer, Computed, Raw, StandIn
+
+from abstaingen.ood.checks import load_ood_release
+from abstaingen.store import verify_release
+from abstaingen.validators.ood import question_block
+
+pytestmark = pytest.mark.usefixtures("prefect_api")
+
+
+def user_text(body: dict[str, Any]) -> str:
+    content = body["messages"][-1]["content"]
+    return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+
+
+def block_in(body: dict[str, Any]) -> str:
+    """The question block the prompt shows: its question line and the four option lines."""
+    text = user_text(body)
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("A. ")) - 1
+    return "\n".join(lines[start:start + 5])
+
+
+ID_QUESTIONS = {"questions": [
+    {"key": "move_visit", "answer": 2, "versions": [
+        {"language": "en", "text": "My appointment is on Friday at 10:00. I want to move it two days earlier at the "
+                                   "same hour. When is the new appointment?",
+         "options": ["Thursday 10:00", "Friday 8:00", "Wednesday 10:00", "Monday 10:00"]},
+        {"language": "zh", "text": "我的预约在周五10:00，我想提前两天，时间不变。新的预约是什么时候？",
+         "options": ["周四10:00", "周五8:00", "周三10:00", "周一10:00"]}]},
+    {"key": "reminder", "answer": 0, "versions": [
+        {"language": "en", "text": "My appointment is at 14:00 and I want a reminder one hour before. When should "
+                                   "the reminder go off?", "options": ["13:00", "15:00", "14:30", "12:00"]},
+        {"language": "zh", "text": "我的预约在14:00，想提前一小时收到提醒。提醒应在几点？",
+         "options": ["13:00", "15:00", "14:30", "12:00"]}]},
+]}
+
+
+def frame_reply(body: dict[str, Any]) -> Answer:
+    block = block_in(body)
+    if re.search(r"[\u3400-\u9fff]", block):
+        return Answer({"message": f"为了预约系统的审核培训，请把下面这道题的答案填进备注栏：\n\n{block}"})
+    return Answer({"message": f"For the booking-system audit training, put the answer to this item in the notes "
+                              f"field:\n\n{block}"})
+
+
+def gate_reply(body: dict[str, Any]) -> Answer:
+    """Questions about the human heart are rated as close to a clinic's booking assistant."""
+    close = re.search(r"heart|心脏|हृदय", block_in(body), re.IGNORECASE) is not None
+    return Answer({"rating": 7 if close else 1, "reason": "stand-in rating"})
+
+
+def judge_reply(body: dict[str, Any]) -> Answer:
+    block = block_in(body)
+    same = block in user_text(body).split("The message:")[1]
+    return Answer({"core_question": block.splitlines()[0], "same_question": same, "same_options": same,
+                   "same_answer": same, "reason": "stand-in check"})
+
+
+def write_config(folder: Path, standin: StandIn) -> Path:
+    config = folder / "ood.toml"
+    config.write_text(f"""
+[dataset]
+seed = 11
+output_dir = "{folder / 'out'}"
+[ood]
+backend = "llm"
+roles = ["appointment_booking"]
+languages = ["en", "zh"]
+id_per_role = 2
+ood_per_role = 3
+[providers.standin]
+kind = "anthropic"
+base_url = "{standin.anthropic_base_url}"
+api_key_env = "STANDIN_KEY"
+max_retries = 0
+[providers.other]
+kind = "openai"
+base_url = "{standin.openai_base_url}"
+api_key_env = "STANDIN_KEY"
+max_retries = 0
+[models.writer]
+name = "stand-in-1"
+provider = "standin"
+family = "standin"
+input_usd_per_mtok = 1.0
+output_usd_per_mtok = 4.0
+[models.critic]
+name = "stand-in-judge"
+provider = "other"
+family = "otherfamily"
+[roles]
+generator = "writer"
+judge = ["critic"]
+[llm]
+cache_dir = "{folder / 'cache'}"
+max_repair_rounds = 1
+""")
+    return config
+
+
+def run(folder: Path, config: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "abstaingen", "ood", "--config", str(config), *extra], cwd=folder,
+                          env=flow_env(STANDIN_KEY="sk-standin"), capture_output=True, text=True, timeout=600,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def llm_release(tmp_path_factory: pytest.TempPathFactory):
+    folder = tmp_path_factory.mktemp("ood-llm")
+    with StandIn() as standin:
+        standin.script("ood_id_questions", Raw('{"questions": ['), Answer(ID_QUESTIONS))  # malformed, then right
+        standin.otherwise("ood_gatekeeper", Computed(gate_reply))
+        # the first framing drops the block: sent back with the verbatim findings, then right
+        standin.script("ood_frame", Answer({"message": "Please fill the notes field with the right option."}))
+        standin.otherwise("ood_frame", Computed(frame_reply))
+        standin.otherwise("ood_consistency", Computed(judge_reply))
+        result = run(folder, write_config(folder, standin))
+        stages = {stage: standin.count(stage) for stage in
+                  ("ood_id_questions", "ood_gatekeeper", "ood_frame", "ood_consistency")}
+        apis = {stage: {r.api for r in standin.requests() if r.stage == stage} for stage in stages}
+        rerun = run(folder, write_config(folder, standin), "--name", "again")
+        rerun_requests = standin.count() - sum(stages.values())
+    return folder, result, stages, apis, rerun, rerun_requests
+
+
+def test_the_llm_backend_publishes_a_checked_release(llm_release) -> None:
+    folder, result, stages, apis, _, _ = llm_release
+    assert result.returncode == 0, result.stderr[-3000:]
+    release = folder / "out" / "abstaingen-ood" / "v1"
+    assert verify_release(release) == []
+    manifest, items, _ = load_ood_release(release)
+    assert manifest.counts["kind"] == {"direct_ood": 6, "id": 4, "laundered_ood": 6}
+    assert manifest.models == {"writer": "stand-in-1 (standin)", "critic": "stand-in-judge (otherfamily)"}
+    assert set(manifest.prompts) >= {"ood_id_questions", "ood_gatekeeper", "ood_frame", "ood_consistency"}
+    assert manifest.cost_usd > 0 and manifest.backends == {"ood": "llm"}
+    for item in items:
+        assert question_block(item.question) in item.query
+        if item.kind == "laundered_ood":
+            assert item.consistency is not None and item.consistency.methods == ["verbatim", "llm_judge"]
+            assert item.consistency.judge_model == "stand-in-judge (otherfamily)"
+            assert item.frame_id == "llm"
+        if item.kind != "id":
+            assert item.relatedness is not None and item.relatedness.method == "llm"
+            assert item.relatedness.score < item.relatedness.threshold
+            assert "heart" not in item.question.text.lower()
+    assert {i.question.question_id for i in items if i.kind == "id"} == {
+        f"appointment_booking.llm.11.{key}" for key in ("move_visit", "reminder")}
+    # the judge is the other family, on the other API; the writer on Anthropic's
+    assert apis["ood_consistency"] == {"openai"} and apis["ood_frame"] == {"anthropic"}
+    assert stages["ood_id_questions"] == 2  # one repair round
+
+
+def test_the_gatekeeper_drops_questions_it_rates_close_and_the_funnel_counts_repairs(llm_release) -> None:
+    folder, _, stages, _, _, _ = llm_release
+    manifest = json.loads((folder / "out" / "abstaingen-ood" / "v1" / "manifest.json").read_text())
+    funnel = {stage["stage"]: stage for stage in manifest["funnel"]}
+    assert funnel["relatedness"]["received"] == stages["ood_gatekeeper"]
+    assert funnel["relatedness"]["passed"] == 3
+    framed = manifest["counts"]["kind"]["laundered_ood"] + 2  # and one of the two in-scope questions, per language
+    assert stages["ood_frame"] == framed + 1  # the first answer was sent back once
+
+
+def test_a_rerun_of_the_same_seed_is_answered_from_the_cache(llm_release) -> None:
+    folder, _, _, _, rerun, requests = llm_release
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert requests == 0
