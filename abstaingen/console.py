@@ -746,5 +746,5 @@ def ood_summary(result: OodResult) -> str:
     if result.ui_url:
         lines.append(f"  run: {result.ui_url}")
     lines += [f"  next: abstaingen release verify {result.folder}",
-              f"        abstaingen export hf {result.folder} --out <folder>"]
+              f"        abstaingen export hf {result.folder} OUT_DIR"]
     return "\n".join(lines)

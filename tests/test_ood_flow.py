@@ -98,7 +98,7 @@ def test_the_release_exports_to_the_hugging_face_layout(two_releases, tmp_path: 
 
     dataset, _, _ = two_releases
     out = tmp_path / "hf"
-    done = abstaingen(prefect_api, tmp_path, "export", "hf", str(dataset / "v1"), "--out", str(out))
+    done = abstaingen(prefect_api, tmp_path, "export", "hf", str(dataset / "v1"), str(out))
     assert done.returncode == 0, done.stderr
     manifest, items, roles = load_ood_release(dataset / "v1")
     card = (out / "README.md").read_text(encoding="utf-8")

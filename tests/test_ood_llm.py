@@ -132,7 +132,7 @@ def llm_release(tmp_path_factory: pytest.TempPathFactory):
         result = run(folder, write_config(folder, standin))
         stages = {stage: standin.count(stage) for stage in
                   ("ood_id_questions", "ood_gatekeeper", "ood_frame", "ood_consistency")}
-        apis = {stage: {r.api for r in standin.requests() if r.stage == stage} for stage in stages}
+        apis = {stage: {r.api for r in standin.requests if r.stage == stage} for stage in stages}
         rerun = run(folder, write_config(folder, standin), "--name", "again")
         rerun_requests = standin.count() - sum(stages.values())
     return folder, result, stages, apis, rerun, rerun_requests
