@@ -289,8 +289,9 @@ def run_ood_command(options: argparse.Namespace) -> int:
         "languages": options.languages, "id_per_role": options.id_per_role, "ood_per_role": options.ood_per_role,
         "backend": options.backend})
     print("abstaingen: starting the generate-ood flow", file=sys.stderr)
-    console.hush_prefect(console.PrefectChatter(hold_back=True))
     from abstaingen.flows.ood import run_ood
+
+    console.hush_prefect(console.PrefectChatter(hold_back=True))
 
     with _stopped_by_signals(lambda: None):
         result = run_ood(config)
