@@ -316,6 +316,8 @@ READ_AT_RUN_TIME = [
     "exporters/agentabstain_runtime.py",  # copied into `export agentabstain`
     "exporters/inspect_task.py",  # copied into `export inspect`
     *(f"prompts/{p.name}" for p in sorted((ROOT / "prompts").glob("*.j2"))),  # the llm backend's templates
+    *(f"generators/ood/builtin/roles/{p.name}"  # the builtin OOD roles
+      for p in sorted((ROOT / "generators" / "ood" / "builtin" / "roles").glob("*.yaml"))),
 ]
 
 
