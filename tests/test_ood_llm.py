@@ -179,3 +179,51 @@ def test_a_rerun_of_the_same_seed_is_answered_from_the_cache(llm_release) -> Non
     folder, _, _, _, rerun, requests = llm_release
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     assert requests == 0
+
+
+def translate_reply(body: dict[str, Any]) -> Answer:
+    lines = block_in(body).splitlines()
+    return Answer({"text": f"请问：{lines[0]}", "options": [line[3:] for line in lines[1:]]})
+
+
+def test_an_english_bank_is_translated_and_each_translation_judged(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    pq.write_table(pa.Table.from_pylist([
+        {"question": f"What is {n} + {n}?", "choices": [str(2 * n - 1), str(2 * n), str(2 * n + 1), str(3 * n)],
+         "answer": 1, "subject": "arithmetic"} for n in range(2, 12)]), bank / "test.parquet")
+    rejected: list[str] = []
+
+    def check_translation(body: dict[str, Any]) -> Answer:
+        original = block_in(body).splitlines()[0]
+        same = not re.search(r"What is [357] \+", original)
+        if not same:
+            rejected.append(original)
+        return Answer({"core_question": original, "same_question": same, "same_options": True, "same_answer": True,
+                       "reason": "stand-in check"})
+
+    with StandIn() as standin:
+        standin.script("ood_id_questions", Answer(ID_QUESTIONS))
+        standin.otherwise("ood_gatekeeper", Computed(gate_reply))
+        standin.otherwise("ood_translate", Computed(translate_reply))
+        standin.otherwise("ood_translation_check", Computed(check_translation))
+        standin.otherwise("ood_frame", Computed(frame_reply))
+        standin.otherwise("ood_consistency", Computed(judge_reply))
+        config = write_config(tmp_path, standin)
+        config.write_text(config.read_text() + f'[ood.bank]\nhf_name = "{bank}"\n')
+        result = run(tmp_path, config)
+        translations = standin.count("ood_translate")
+    assert result.returncode == 0, result.stderr[-3000:]
+    manifest, items, _ = load_ood_release(tmp_path / "out" / "abstaingen-ood" / "v1")
+    funnel = {stage.stage: stage for stage in manifest.funnel}
+    assert funnel["translation"].received == translations
+    assert funnel["translation"].rejected == ({"translation_rejected": len(rejected)} if rejected else {})
+    chinese = [item for item in items if item.language == "zh" and item.kind == "direct_ood"]
+    english = {item.question.question_id: item for item in items if item.language == "en" and item.kind == "direct_ood"}
+    assert len(chinese) == 3 and {item.question.question_id for item in chinese} == set(english)
+    for item in chinese:
+        assert item.question.answer == english[item.question.question_id].question.answer
+        assert item.question.text.startswith("请问：") and "What is 3 +" not in item.question.text

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from abstaingen.errors import AbstaingenError
+from abstaingen.generators import ItemLost
 from abstaingen.generators.llm.drafts import Draft, strict_schema
 from abstaingen.generators.llm.repair import RepairLog, draft
 from abstaingen.generators.llm.stages import counted_as_lost
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 LLM_THRESHOLD = 5.0
 LANGUAGE_NAMES = {"en": "English", "zh": "Simplified Chinese", "hi": "Hindi (Devanagari script)"}
 _SCRIPT = {"zh": re.compile(r"[\u3400-\u9fff]"), "hi": re.compile(r"[\u0900-\u097f]")}
-TEMPLATES = ("ood_id_questions", "ood_gatekeeper", "ood_translate", "ood_frame", "ood_consistency")
+TEMPLATES = ("ood_id_questions", "ood_gatekeeper", "ood_translate", "ood_translation_check", "ood_frame",
+             "ood_consistency")
 
 
 class QuestionVersionDraft(Draft):
@@ -150,8 +152,18 @@ class LlmOodGenerator:
         with counted_as_lost():
             done = await draft(self.caller, "ood_translate", self.model_key, prompt, TranslationDraft, faithful,
                                self.rounds, self.log)
-        return question.model_copy(update={"language": language, "text": " ".join(done.text.split()),
-                                           "options": done.options})
+        translated = question.model_copy(update={"language": language, "text": " ".join(done.text.split()),
+                                                 "options": done.options})
+        check = render("ood_translation_check", schema=json.dumps(strict_schema(ConsistencyDraft)),
+                       original=question_block(question), answer=OPTION_LETTERS[question.answer],
+                       language=LANGUAGE_NAMES[language], translation=question_block(translated))
+        with counted_as_lost():
+            verdict = await draft(self.caller, "ood_translation_check", self.judge_key, check, ConsistencyDraft, None,
+                                  self.rounds, self.log)
+        if failed := [name for name in ("same_question", "same_options", "same_answer") if not getattr(verdict, name)]:
+            raise ItemLost("translation_rejected", f"{question.question_id} ({language}): the judge found "
+                                                   f"{', '.join(failed)} false: {verdict.reason}")
+        return translated
 
     async def rate_relatedness(self, versions: list[Question], role: RolePolicy) -> list[Relatedness]:
         async def in_range(candidate: GatekeeperDraft) -> list[str]:
