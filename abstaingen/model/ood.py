@@ -33,6 +33,8 @@ class WorkflowTerms(Model):
     field: str = Field(description="a free-text field of that form or of a ticket: 'the notes field'")
     record: str = Field(description="the kind of record the role handles, singular: 'booking'")
     team: str = Field(description="the team behind the role: 'the front-desk team'")
+    user: str = Field(description="the person the role serves, singular, without an article: 'patient', 'employee', "
+                                  "'member'")
 
 
 class RoleText(Model):
@@ -58,6 +60,9 @@ class RolePolicy(Model):
 
     role_id: str = Field(pattern=r"^[a-z][a-z0-9_]{1,40}$", description="stable id, e.g. 'appointment_booking'")
     texts: dict[str, RoleText] = Field(description="language (en, zh, hi) -> the policy in that language")
+    excluded_subjects: list[str] = Field(default_factory=list, description="bank subjects too close to the role to "
+                                                                           "count as off-topic for it (a pharmacy's "
+                                                                           "assistant and human biology)")
 
 
 class Question(Model):

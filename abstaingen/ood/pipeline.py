@@ -174,6 +174,9 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
     for question_id in candidates:
         if accepted >= ood.ood_per_role:
             break
+        if next(iter(versions_of[question_id].values())).subject in role.excluded_subjects:
+            tallies.count("relatedness", "subject_excluded_for_role")
+            continue
         versions = await _versions(versions_of[question_id], plan.languages, generator, tallies)
         if versions is None:
             continue

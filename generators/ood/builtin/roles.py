@@ -30,7 +30,8 @@ def read_role(path: Path) -> BuiltinRole:
     if not isinstance(data, dict):
         raise AbstaingenError(f"{path}: a role file is a mapping with role_id, texts and id_questions")
     try:
-        policy = RolePolicy.model_validate({"role_id": data.get("role_id"), "texts": data.get("texts")})
+        policy = RolePolicy.model_validate({"role_id": data.get("role_id"), "texts": data.get("texts"),
+                                            "excluded_subjects": data.get("excluded_subjects") or []})
     except ValidationError as exc:
         raise AbstaingenError(f"{path}: invalid role: {_first(exc)}") from None
     if missing := [language for language in LANGUAGES if language not in policy.texts]:
