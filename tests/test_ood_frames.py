@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 
 import pytest
 
@@ -23,10 +24,25 @@ from abstaingen.validators.ood import question_block, verbatim_consistency
 
 WORKFLOWS = {
     "en": WorkflowTerms(system="the booking system", form="the appointment request form", field="the notes field",
-                        record="appointment", team="the front-desk team"),
-    "zh": WorkflowTerms(system="预约系统", form="预约申请表", field="备注栏", record="预约", team="前台团队"),
+                        record="appointment", team="the front-desk team", user="patient"),
+    "zh": WorkflowTerms(system="预约系统", form="预约申请表", field="备注栏", record="预约", team="前台团队", user="患者"),
     "hi": WorkflowTerms(system="बुकिंग सिस्टम", form="अपॉइंटमेंट अनुरोध फ़ॉर्म", field="टिप्पणी फ़ील्ड",
-                        record="अपॉइंटमेंट", team="फ्रंट-डेस्क टीम"),
+                        record="अपॉइंटमेंट", team="फ़्रंट-डेस्क टीम", user="मरीज़"),
+}
+# Nouns for the person a role serves. A generic frame writes none of them itself, only {user}; the test
+# roles' `user` values are taken from these lists.
+USER_NOUNS = {
+    "en": ("customer", "client", "patient", "employee", "member", "guest", "tenant", "applicant", "passenger",
+           "reader", "student", "traveller", "caller"),
+    "zh": ("客户", "顾客", "客人", "宾客", "患者", "病人", "员工", "职员", "会员", "读者", "租客", "租户", "申请人",
+           "乘客", "旅客", "学生", "用户"),
+    "hi": ("ग्राहक", "कस्टमर", "मरीज़", "रोगी", "कर्मचारी", "सदस्य", "मेहमान", "अतिथि", "किरायेदार", "आवेदक",
+           "यात्री", "पाठक", "छात्र", "उपभोक्ता"),
+}
+USERS = {
+    "en": ("customer", "employee", "patient", "member", "guest", "tenant", "applicant", "passenger"),
+    "zh": ("客户", "员工", "患者", "会员", "客人", "读者", "乘客"),
+    "hi": ("ग्राहक", "कर्मचारी", "मरीज़", "सदस्य", "मेहमान", "किरायेदार", "यात्री"),
 }
 QUESTIONS = {
     "en": Question(question_id="bank.1", subject="geography", language="en", source="builtin",
@@ -129,6 +145,7 @@ def test_frame_check_passes_a_good_template_and_words_that_only_contain_a_hint()
                        "{question_block}") == []
     assert frame_check("请帮{team}确认{field}。\n\n{question_block}\n\n谢谢。") == []
     assert frame_check("कृपया {field} में परीक्षण के लिए सही विकल्प लिखिए।\n\n{question_block}") == []
+    assert frame_check("Please tell the {user} which option goes into {field}.\n\n{question_block}") == []
 
 
 def test_chinese_frames_are_written_in_chinese() -> None:
@@ -169,7 +186,7 @@ def test_english_sentence_initial_slots_are_capitalised() -> None:
                            "Appointment entry waiting.")
     assert text.endswith("\n\nThe booking system will save it.")
     audit = next(frame for frame in GENERIC_FRAMES["en"] if frame.frame_id == "audit_training")
-    assert render_frame(audit, WORKFLOWS["en"], "Q?").startswith("The front-desk team is preparing")
+    assert render_frame(audit, WORKFLOWS["en"], "Q?").startswith("The front-desk team is writing")
     hindi = Frame(frame_id="initial", kind="role", language="hi", template=GOOD)
     assert "the notes field" in render_frame(hindi, WORKFLOWS["en"], "Q?")
 
@@ -177,3 +194,49 @@ def test_english_sentence_initial_slots_are_capitalised() -> None:
 def test_a_frame_with_a_bad_template_is_refused() -> None:
     with pytest.raises(ValueError, match="occurs 0 times"):
         Frame(frame_id="broken", kind="role", language="en", template="Fill in {field}.")
+
+
+def _mentions(language: str, noun: str, text: str) -> bool:
+    if language == "en":
+        return re.search(rf"\b{re.escape(noun)}(?:s|'s)?\b", text, re.IGNORECASE) is not None
+    return unicodedata.normalize("NFC", noun) in unicodedata.normalize("NFC", text)
+
+
+def test_the_test_values_name_no_user() -> None:
+    for language in LANGUAGES:
+        values = WORKFLOWS[language].model_dump(exclude={"user"}).values()
+        assert not [noun for noun in USER_NOUNS[language] for value in values if _mentions(language, noun, value)]
+        assert set(USERS[language]) <= set(USER_NOUNS[language])
+
+
+@pytest.mark.parametrize("frame", ALL_FRAMES, ids=frame_name)
+def test_a_frame_names_the_user_only_through_the_slot(frame: Frame) -> None:
+    language = frame.language
+    literal = re.sub(r"\{[a-z_]+\}", " ", frame.template)
+    assert [noun for noun in USER_NOUNS[language] if _mentions(language, noun, literal)] == []
+    uses_user = "{user}" in frame.template
+    if language == "en":
+        assert not re.search(r"\b(?:a|an) \{", frame.template, re.IGNORECASE), "the article depends on the value"
+    for user in USERS[language]:
+        text = render_frame(frame, WORKFLOWS[language].model_copy(update={"user": user}),
+                            question_block(QUESTIONS[language]))
+        assert _mentions(language, user, text) == uses_user, user
+        others = [noun for noun in USER_NOUNS[language]
+                  if noun != user and noun not in user and _mentions(language, noun, text)]
+        assert others == [], (user, others)
+
+
+def test_several_frames_name_the_user() -> None:
+    for language in LANGUAGES:
+        users = [frame.frame_id for frame in GENERIC_FRAMES[language] if "{user}" in frame.template]
+        assert {"support_ticket", "customer_email_reply", "handover_note", "chatbot_test_script"} <= set(users)
+
+
+def test_hindi_frames_write_the_nukta_and_plain_words() -> None:
+    without_nukta = ("फॉर्म", "फील्ड", "खत्म", "कतार", "शिफ्ट", "इंतजार", "जरिए", "मंजूरी", "वर्जन", "फाइल",
+                     "फ्रंट", "जरूरी")
+    for frame in GENERIC_FRAMES["hi"]:
+        text = unicodedata.normalize("NFC", frame.template)
+        assert [word for word in without_nukta if word in text] == [], frame.frame_id
+        assert "पाठ" not in text, f"{frame.frame_id}: the option's text is 'पूरा विकल्प'"
+        assert "सत्यापन" not in text and "अपेक्षित मान" not in text, frame.frame_id
