@@ -48,6 +48,7 @@ from abstaingen.ood.pipeline import (
     assemble,
     plan_ood,
     remove_duplicate_items,
+    role_items,
 )
 from abstaingen.progress import report
 from abstaingen.store import dataset_canary, publish_records, release_folder, require_writable_dir
@@ -84,8 +85,6 @@ def bank_stage(plan: OodPlan) -> QuestionBank:
 
 @task(name="write role items", task_run_name="write items {role.role_id}", cache_policy=NONE)
 async def role_stage(plan: OodPlan, role: RolePolicy, bank: QuestionBank, generator: OodGenerator) -> RoleItems:
-    from abstaingen.ood.pipeline import role_items
-
     made = await role_items(plan, role, bank, generator, generator.report())
     kinds = {kind: sum(item.kind == kind for item in made.items) for kind in ("id", "direct_ood", "laundered_ood")}
     get_run_logger().info("%s: %s", role.role_id, ", ".join(f"{k} {v}" for k, v in kinds.items()))

@@ -93,6 +93,20 @@ def test_the_pipeline_drops_bank_questions_the_gate_finds_too_close() -> None:
             assert item.relatedness is not None and item.relatedness.score == 0
 
 
+def test_a_subject_the_role_excludes_is_dropped_at_the_relatedness_stage() -> None:
+    config = GenerateConfig.model_validate({"dataset": {"seed": 3}, "ood": {
+        "roles": ["appointment_booking"], "languages": ["en"], "id_per_role": 2, "ood_per_role": 2}})
+    role = ROLE.model_copy(update={"excluded_subjects": ["human_biology"]})
+    bank = QuestionBank(source="builtin", questions=[
+        Question(question_id="bio", subject="human_biology", language="en", text="Which organ pumps blood?",
+                 options=["Heart", "Liver", "Lung", "Skin"], answer=0, source="builtin"),
+        question("What is 2 + 2?", ["3", "4", "5", "6"], 1, qid="far")])
+    made = asyncio.run(role_items(plan_ood(config, "test", [role]), role, bank, BuiltinOodGenerator(config)))
+    assert {item.question.question_id for item in made.items if item.kind != "id"} == {"far"}
+    gate = next(t for t in made.tallies if t.stage == "relatedness")
+    assert gate.rejected == {"subject_excluded_for_role": 1} and gate.received == 2
+
+
 # --- consistency check ---------------------------------------------------------------------------
 
 

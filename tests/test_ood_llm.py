@@ -173,6 +173,9 @@ def test_the_gatekeeper_drops_questions_it_rates_close_and_the_funnel_counts_rep
     assert funnel["relatedness"]["passed"] == 3
     framed = manifest["counts"]["kind"]["laundered_ood"] + 2  # and one of the two in-scope questions, per language
     assert stages["ood_frame"] == framed + 1  # the first answer was sent back once
+    repairs = {line["stage"]: line for line in manifest["repairs"]}
+    assert repairs["ood_frame"]["repaired"] == 1 and repairs["ood_frame"]["first_try"] == framed - 1
+    assert repairs["ood_id_questions"]["repaired"] == 1
 
 
 def test_a_rerun_of_the_same_seed_is_answered_from_the_cache(llm_release) -> None:

@@ -170,3 +170,5 @@ class OodRelease(Manifest):
     baselines: list[OodScore] = Field(default_factory=list, description="scripted agents' scores, per suffix and "
                                                                         "language")
     leakage: OodLeakage | None = Field(default=None, description="whether a frame's words give laundered items away")
+    repairs: list[RepairCount] = Field(default_factory=list, description="llm stages: drafts taken at once, after "
+                                                                         "findings were sent back, or given up")

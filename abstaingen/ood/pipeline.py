@@ -322,5 +322,5 @@ def assemble(plan: OodPlan, items: Sequence[OodItem], tallies: Sequence[StageTal
         counts=counts_for_items(items), funnel=funnel, cost_usd=round(cost, 6), backends={"ood": ood.backend},
         models=report.models, prompts=report.prompts, cost=report.cost, warnings=warnings, total_items=len(items),
         roles=sorted(roles), languages=plan.languages, bank=bank_source, relatedness_threshold=threshold,
-        baselines=baseline_scores(items, roles) if items else [], leakage=leakage)
+        baselines=baseline_scores(items, roles) if items else [], leakage=leakage, repairs=report.repairs)
     return Assembled(release=release, items=items, roles=[roles[r] for r in sorted(roles)], refusal=refusal)
