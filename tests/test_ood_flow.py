@@ -104,10 +104,10 @@ def test_the_release_exports_to_the_hugging_face_layout(two_releases, tmp_path: 
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "config_name: laundered_ood" in card and manifest.canary in card
     for kind in ("id", "direct_ood", "laundered_ood"):
-        rows = datasets.load_dataset(str(out), kind, split="test")
+        rows = datasets.load_dataset(str(out), kind, split="test", cache_dir=str(tmp_path / "cache"))
         assert rows.num_rows == manifest.counts["kind"][kind]
         assert from_row(OodItem, rows[0]) == next(item for item in items if item.kind == kind)
-    assert datasets.load_dataset(str(out), "roles", split="test").num_rows == len(roles)
+    assert datasets.load_dataset(str(out), "roles", split="test", cache_dir=str(tmp_path / "cache")).num_rows == len(roles)
 
 
 def write_bank(folder: Path, rows: list[dict]) -> Path:
