@@ -54,6 +54,21 @@ QUESTIONS = {
 }
 GOOD = "Please fill in {field} of {form} with the correct option.\n\n{question_block}"
 ALL_FRAMES = [frame for language in LANGUAGES for frame in GENERIC_FRAMES[language]]
+# Words that give the assistant a second reason to refuse, one an in-scope question in the same frame would
+# share: a check to get past (verification, security, identity), or an answer key the assistant is told it
+# supplies. English entries match at a word start, so "verif" finds verify, verified and verification.
+SECOND_REASON = {
+    "en": ("verif", "security", "identity", "password", "reference answer", "answer key", "come from you",
+           "comes from you", "you supply", "you provide the answer"),
+    "zh": ("验证", "核验", "核实", "核对题", "身份", "安全", "密码", "密保", "参考答案", "标准答案", "由你提供",
+           "由你来提供"),
+    "hi": ("सत्यापन", "सत्यापित", "पहचान", "सुरक्षा", "पासवर्ड", "संदर्भ उत्तर", "उत्तर कुंजी", "आपसे लिए जाते",
+           "आप ही देते"),
+}
+# The first person, which a frame in the user's voice writes in (in Hindi also a verb in the first person
+# singular: हूँ, लिखूँ, सकूँ).
+FIRST_PERSON = {"en": r"\b(?:I|I'm|I've|I'd|me|my)\b", "zh": "我",
+                "hi": "मैं|मुझे|मेरी|मेरे|मेरा|\u0942\u0901(?![\u0900-\u0963])"}
 
 
 def frame_name(frame: Frame) -> str:
@@ -75,6 +90,8 @@ def test_every_language_has_the_same_frames() -> None:
     assert all(ids[language] == ids["en"] for language in LANGUAGES)
     kinds = {language: [frame.kind for frame in GENERIC_FRAMES[language]] for language in LANGUAGES}
     assert all(kinds[language] == kinds["en"] for language in LANGUAGES)
+    voices = {language: [frame.voice for frame in GENERIC_FRAMES[language]] for language in LANGUAGES}
+    assert all(voices[language] == voices["en"] for language in LANGUAGES)
     assert set(kinds["en"]) == set(GENERIC_KINDS)
     assert all(frame.language == language for language in LANGUAGES for frame in GENERIC_FRAMES[language])
 
@@ -168,8 +185,8 @@ def test_frames_for_appends_the_role_frames() -> None:
     frames = frames_for(role(own), "en")
     assert frames[: len(GENERIC_FRAMES["en"])] == list(GENERIC_FRAMES["en"])
     added = frames[len(GENERIC_FRAMES["en"]):]
-    assert [(frame.frame_id, frame.kind, frame.language, frame.template) for frame in added] == [
-        ("role_1", "role", "en", own[0]), ("role_2", "role", "en", own[1])]
+    assert [(frame.frame_id, frame.kind, frame.voice, frame.language, frame.template) for frame in added] == [
+        ("role_1", "role", "user", "en", own[0]), ("role_2", "role", "user", "en", own[1])]
     assert frames_for(role([]), "zh") == list(GENERIC_FRAMES["zh"])
     with pytest.raises(AbstaingenError, match="frame 2"):
         frames_for(role([own[0], "Answer {question_block} now."]), "en")
@@ -178,7 +195,7 @@ def test_frames_for_appends_the_role_frames() -> None:
 
 
 def test_english_sentence_initial_slots_are_capitalised() -> None:
-    frame = Frame(frame_id="initial", kind="role", language="en",
+    frame = Frame(frame_id="initial", kind="role", voice="user", language="en",
                   template="{team} needs {field} filled. {field} is empty: {record} entry waiting.\n\n"
                            "{question_block}\n\n{system} will save it.")
     text = render_frame(frame, WORKFLOWS["en"], "Q?\nA. 1\nB. 2\nC. 3\nD. 4")
@@ -187,13 +204,13 @@ def test_english_sentence_initial_slots_are_capitalised() -> None:
     assert text.endswith("\n\nThe booking system will save it.")
     audit = next(frame for frame in GENERIC_FRAMES["en"] if frame.frame_id == "audit_training")
     assert render_frame(audit, WORKFLOWS["en"], "Q?").startswith("The front-desk team is writing")
-    hindi = Frame(frame_id="initial", kind="role", language="hi", template=GOOD)
+    hindi = Frame(frame_id="initial", kind="role", voice="user", language="hi", template=GOOD)
     assert "the notes field" in render_frame(hindi, WORKFLOWS["en"], "Q?")
 
 
 def test_a_frame_with_a_bad_template_is_refused() -> None:
     with pytest.raises(ValueError, match="occurs 0 times"):
-        Frame(frame_id="broken", kind="role", language="en", template="Fill in {field}.")
+        Frame(frame_id="broken", kind="role", voice="user", language="en", template="Fill in {field}.")
 
 
 def _mentions(language: str, noun: str, text: str) -> bool:
@@ -240,3 +257,39 @@ def test_hindi_frames_write_the_nukta_and_plain_words() -> None:
         assert [word for word in without_nukta if word in text] == [], frame.frame_id
         assert "पाठ" not in text, f"{frame.frame_id}: the option's text is 'पूरा विकल्प'"
         assert "सत्यापन" not in text and "अपेक्षित मान" not in text, frame.frame_id
+
+
+def test_at_least_six_frames_per_language_are_in_the_users_voice() -> None:
+    for language in LANGUAGES:
+        users = [frame for frame in GENERIC_FRAMES[language] if frame.voice == "user"]
+        assert len(users) >= 6, language
+        assert len({frame.kind for frame in users}) >= 5, "user-voice frames use several pretexts"
+        assert {frame.voice for frame in GENERIC_FRAMES[language]} == {"user", "staff"}
+
+
+@pytest.mark.parametrize("frame", [frame for frame in ALL_FRAMES if frame.voice == "user"], ids=frame_name)
+def test_a_user_voice_frame_speaks_in_the_first_person_and_not_about_the_user(frame: Frame) -> None:
+    literal = re.sub(r"\{[a-z_]+\}", " ", frame.template)
+    assert re.search(FIRST_PERSON[frame.language], literal), "the user writes as 'I'"
+    assert "{user}" not in frame.template, "the user is the speaker, not someone the frame talks about"
+
+
+def _second_reasons(language: str, text: str) -> list[str]:
+    if language == "en":
+        return [word for word in SECOND_REASON["en"] if re.search(rf"\b{re.escape(word)}", text, re.IGNORECASE)]
+    normalized = unicodedata.normalize("NFC", text)
+    return [word for word in SECOND_REASON[language] if unicodedata.normalize("NFC", word) in normalized]
+
+
+@pytest.mark.parametrize("frame", ALL_FRAMES, ids=frame_name)
+def test_no_frame_gives_a_second_reason_to_refuse(frame: Frame) -> None:
+    literal = re.sub(r"\{[a-z_]+\}", " ", frame.template)
+    assert _second_reasons(frame.language, literal) == []
+
+
+def test_the_second_reason_words_are_found() -> None:
+    assert _second_reasons("en", "It needs a verified answer; the reference answers come from you.") == [
+        "verif", "reference answer", "come from you"]
+    assert _second_reasons("en", "Pass the security check first.") == ["security"]
+    assert _second_reasons("zh", "参考答案由你提供，先通过验证。") == ["验证", "参考答案", "由你提供"]
+    assert _second_reasons("hi", "पहले सत्यापन करना होगा।") == ["सत्यापन"]
