@@ -161,6 +161,20 @@ def test_every_builtin_role_has_three_languages_and_its_questions_use_its_vocabu
             assert terms_in(question_block(q), role.policy.texts[q.language].vocabulary, q.language), q.question_id
 
 
+def test_a_role_frame_that_breaks_the_frame_rules_is_one_clear_error(tmp_path: Path) -> None:
+    import yaml
+
+    from abstaingen.errors import AbstaingenError
+    from abstaingen.generators.ood.builtin.roles import FOLDER
+
+    data = yaml.safe_load((FOLDER / "appointment_booking.yaml").read_text(encoding="utf-8"))
+    data["texts"]["zh"]["frames"][0] = "请回答 {question_block} 谢谢"  # not on its own paragraph
+    path = tmp_path / "bad_frame.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(AbstaingenError, match=r"bad_frame.yaml: texts.zh.frames\[0\]"):
+        read_role(path)
+
+
 def test_a_malformed_role_file_is_one_clear_error(tmp_path: Path) -> None:
     from abstaingen.errors import AbstaingenError
 

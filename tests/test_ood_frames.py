@@ -293,3 +293,12 @@ def test_the_second_reason_words_are_found() -> None:
     assert _second_reasons("en", "Pass the security check first.") == ["security"]
     assert _second_reasons("zh", "参考答案由你提供，先通过验证。") == ["验证", "参考答案", "由你提供"]
     assert _second_reasons("hi", "पहले सत्यापन करना होगा।") == ["सत्यापन"]
+
+
+def test_no_role_frame_gives_a_second_reason_to_refuse() -> None:
+    from abstaingen.generators.ood.builtin.roles import builtin_roles
+
+    for role in builtin_roles():
+        for language, text in role.policy.texts.items():
+            for template in text.frames:
+                assert _second_reasons(language, template) == [], (role.policy.role_id, language, template)

@@ -10,6 +10,7 @@ import yaml
 from pydantic import ValidationError
 
 from abstaingen.errors import AbstaingenError
+from abstaingen.generators.ood.builtin.frames import frame_check
 from abstaingen.model.common import Model
 from abstaingen.model.ood import LANGUAGES, Question, RolePolicy
 
@@ -36,6 +37,10 @@ def read_role(path: Path) -> BuiltinRole:
         raise AbstaingenError(f"{path}: invalid role: {_first(exc)}") from None
     if missing := [language for language in LANGUAGES if language not in policy.texts]:
         raise AbstaingenError(f"{path}: the policy has no text in {', '.join(missing)}")
+    for language, text in policy.texts.items():
+        for number, template in enumerate(text.frames):
+            if problems := frame_check(template):
+                raise AbstaingenError(f"{path}: texts.{language}.frames[{number}]: {problems[0]}")
     questions: list[Question] = []
     entries = data.get("id_questions")
     if not isinstance(entries, list) or not entries:
