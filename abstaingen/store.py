@@ -362,6 +362,11 @@ def verify_release(
         problems += _pair_problems(folder, manifest)
     if not problems and config is not None and isinstance(manifest, Release):
         problems += _fingerprint_problems(manifest, config, seeds)
+    elif not problems and config is not None and isinstance(manifest, OodRelease):
+        seeded = config.model_copy(update={"dataset": config.dataset.model_copy(update={"seed": manifest.seed})})
+        if (computed := seeded.ood_fingerprint()) != manifest.config_fingerprint:
+            problems.append(f"{MANIFEST_FILE}: config_fingerprint {shown(manifest.config_fingerprint, 70)} does not "
+                            f"match the config given ({computed!r})")
     return problems
 
 

@@ -279,3 +279,12 @@ def test_ood_content_checks_catch_a_consistently_rewritten_release(tmp_path: Pat
 
 def test_roles_round_trip(tmp_path: Path) -> None:
     assert RolePolicy.model_validate_json(ROLE.model_dump_json()) == ROLE
+
+
+def test_verify_checks_the_fingerprint_against_the_config_that_made_the_release(tmp_path: Path) -> None:
+    folder = published(tmp_path)
+    made_with = GenerateConfig.model_validate({"dataset": {"output_dir": str(tmp_path)}, "ood": {
+        "roles": ["appointment_booking"], "languages": ["en", "zh"], "id_per_role": 4, "ood_per_role": 2}})
+    assert verify_release(folder, made_with) == []
+    other = made_with.model_copy(update={"ood": made_with.ood.model_copy(update={"ood_per_role": 3})})
+    assert any("config_fingerprint" in p for p in verify_release(folder, other))
