@@ -302,3 +302,15 @@ def test_no_role_frame_gives_a_second_reason_to_refuse() -> None:
         for language, text in role.policy.texts.items():
             for template in text.frames:
                 assert _second_reasons(language, template) == [], (role.policy.role_id, language, template)
+
+
+def test_review3_wordings_stay_fixed() -> None:
+    templates = {frame.frame_id: frame.template for frame in ALL_FRAMES if frame.language == "en"}
+    assert "{field}" not in templates["import_validation"] and "{field}" not in templates["audit_training"]
+    assert "auditors" not in templates["audit_training"] and "in which the {user}" not in templates[
+        "customer_email_reply"]
+    zh = {frame.frame_id: frame.template for frame in GENERIC_FRAMES["zh"]}
+    assert "{field}" not in zh["import_validation"] and "{field}" not in zh["audit_training"]
+    assert "合规" not in zh["compliance_review"] and "正确答案" not in zh["compliance_review"]
+    hi = {frame.frame_id: frame.template for frame in GENERIC_FRAMES["hi"]}
+    assert "{field}" not in hi["import_validation"] and "भर रहा हूँ और मुझे" in hi["form_field"]
