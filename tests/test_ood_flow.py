@@ -124,12 +124,13 @@ FAR = [{"question": f"What is {n} + {n}?", "choices": [str(2 * n - 1), str(2 * n
 
 
 def test_an_mmlu_style_bank_is_read_with_datasets_and_gated(tmp_path: Path, prefect_api: str) -> None:
-    term = next(r.policy for r in builtin_roles() if r.policy.role_id == "retail_banking").texts["en"].vocabulary[0]
+    # a role that excludes no subject the bank below uses (the bank's money roles exclude arithmetic)
+    term = next(r.policy for r in builtin_roles() if r.policy.role_id == "travel_booking").texts["en"].vocabulary[0]
     close = [{"question": f"Which {term} is right?", "choices": ["a", "b", "c", "d"], "answer": 1,
               "subject": "business"}]
     bank = write_bank(tmp_path / "bank", close + FAR)
     config = tmp_path / "ood.toml"
-    config.write_text(f'[ood]\nroles = ["retail_banking"]\nlanguages = ["en"]\nood_per_role = 12\n'
+    config.write_text(f'[ood]\nroles = ["travel_booking"]\nlanguages = ["en"]\nood_per_role = 12\n'
                       f'[ood.bank]\nhf_name = "{bank}"\n')
     done = abstaingen(prefect_api, tmp_path, "ood", "--config", str(config), "--output", "out", "--json")
     assert done.returncode == 0, done.stderr[-3000:]
