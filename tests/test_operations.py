@@ -148,8 +148,12 @@ def test_the_schedule_makes_two_fresh_releases_unattended(prefect_api: str,
     assert first["seed"] != second["seed"] and second["checked_against"] == ["v1"]
     assert not set(json.loads(line)["pair_id"] for line in (dataset / "v1" / "pairs.jsonl").read_text().splitlines()) \
         & set(json.loads(line)["pair_id"] for line in (dataset / "v2" / "pairs.jsonl").read_text().splitlines())
-    runs = [r for r in flow_runs(prefect_api, "scheduled") if r["state_type"] == "COMPLETED"]
-    assert len(runs) >= 2 and all(r["deployment_id"] for r in runs)
+    # the run reports Completed after its artifacts, a few seconds after v2's folder appears
+    deadline = time.monotonic() + 120
+    while len(runs := [r for r in flow_runs(prefect_api, "scheduled") if r["state_type"] == "COMPLETED"]) < 2:
+        assert time.monotonic() < deadline, f"{len(runs)} scheduled runs Completed 2 minutes after v2 was published"
+        time.sleep(2)
+    assert all(r["deployment_id"] for r in runs)
     process.send_signal(signal.SIGINT)  # Ctrl-C: the scheduler stops, with its server
     assert process.wait(timeout=60) == 0
     assert process.stdout is not None and "abstaingen: schedule stopped" in process.stdout.read()
