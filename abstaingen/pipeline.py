@@ -285,7 +285,8 @@ async def judge_all(committee: Committee, bundles: list[EnvironmentBundle], grou
                   report=judge_report(committee, [*kept, *rejected], funnel.rejected.get("budget_exhausted", 0)))
 
 
-def merge_funnel(batches: list[StageCount]) -> list[FunnelStage]:
+def merge_funnel(batches: Sequence[StageCount], order: Sequence[str] = STAGES) -> list[FunnelStage]:
+    """The batches' counts summed per stage, in `order` (stages not in it are left out)."""
     stages: dict[str, FunnelStage] = {}
     for batch in batches:
         previous = stages.get(batch.stage, FunnelStage(stage=batch.stage, received=0, passed=0))
@@ -294,4 +295,4 @@ def merge_funnel(batches: list[StageCount]) -> list[FunnelStage]:
         stages[batch.stage] = FunnelStage(stage=batch.stage, received=received,
                                           passed=received - sum(rejected.values()), rejected=dict(rejected),
                                           retried=previous.retried + batch.retried)
-    return [stages[s] for s in STAGES if s in stages]
+    return [stages[s] for s in order if s in stages]

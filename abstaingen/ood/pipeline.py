@@ -26,11 +26,13 @@ from abstaingen.generators.ood import OodGenerator
 from abstaingen.model.common import Model
 from abstaingen.model.ood import ITEM_KINDS, ItemKind, OodItem, Question, Relatedness, RolePolicy
 from abstaingen.model.pair import Provenance
-from abstaingen.model.release import FunnelStage, GenerationReport, OodRelease
+from abstaingen.model.release import GenerationReport, OodRelease
 from abstaingen.ood.policy import system_prompt
 from abstaingen.ood_scoring import baseline_scores
+from abstaingen.pipeline import merge_funnel
 from abstaingen.validators.dedup import near_duplicate_verdicts
 from abstaingen.validators.ood import leakage_report, question_block
+from abstaingen.validators.validate import StageCount
 
 ITEMS_FILE = "items.jsonl"
 ROLES_FILE = "roles.jsonl"
@@ -82,25 +84,10 @@ class QuestionBank(Model):
         return dict(grouped)
 
 
-class StageTally(Model):
-    stage: str
-    received: int = 0
-    rejected: dict[str, int] = Field(default_factory=dict)
-
-    def add(self, other: StageTally) -> StageTally:
-        rejected = Counter(self.rejected)
-        rejected.update(other.rejected)
-        return StageTally(stage=self.stage, received=self.received + other.received, rejected=dict(rejected))
-
-    def funnel_stage(self) -> FunnelStage:
-        return FunnelStage(stage=self.stage, received=self.received, passed=self.received - sum(self.rejected.values()),
-                           rejected=dict(sorted(self.rejected.items())))
-
-
 class RoleItems(Model):
     role_id: str
     items: list[OodItem]
-    tallies: list[StageTally] = Field(description="relatedness, translation, framing and consistency, for this role")
+    tallies: list[StageCount] = Field(description="relatedness, translation, framing and consistency, for this role")
 
 
 class _Tallies:
@@ -113,8 +100,8 @@ class _Tallies:
         if rejected is not None:
             self.rejected[stage][rejected] += 1
 
-    def stages(self) -> list[StageTally]:
-        return [StageTally(stage=stage, received=self.received[stage], rejected=dict(self.rejected[stage]))
+    def stages(self) -> list[StageCount]:
+        return [StageCount(stage=stage, received=self.received[stage], rejected=dict(self.rejected[stage]))
                 for stage in FUNNEL_STAGES if stage != "dedup"]
 
 
@@ -236,7 +223,7 @@ def item_text(item: OodItem) -> str:
 
 class Deduplicated(Model):
     kept: list[OodItem]
-    tally: StageTally
+    tally: StageCount
     checked_against: list[str] = Field(description="the earlier versions the items were compared with")
 
 
@@ -258,7 +245,7 @@ def remove_duplicate_items(items: Sequence[OodItem], earlier: EarlierItems | Non
                 kept.append(member)
             else:
                 rejected[verdict] += 1
-    return Deduplicated(kept=kept, tally=StageTally(stage="dedup", received=len(items), rejected=dict(rejected)),
+    return Deduplicated(kept=kept, tally=StageCount(stage="dedup", received=len(items), rejected=dict(rejected)),
                         checked_against=earlier.versions)
 
 
@@ -287,7 +274,7 @@ def missing_kinds(items: Sequence[OodItem], roles: Sequence[str], languages: Seq
             if (role, language, kind) not in present]
 
 
-def assemble(plan: OodPlan, items: Sequence[OodItem], tallies: Sequence[StageTally], bank_source: str,
+def assemble(plan: OodPlan, items: Sequence[OodItem], tallies: Sequence[StageCount], bank_source: str,
              threshold: float, report: GenerationReport, canary: str, checked_against: Sequence[str],
              created_by: str) -> Assembled:
     """The manifest and the released items (canary set), with the scripted baselines' scores and the
@@ -295,10 +282,7 @@ def assemble(plan: OodPlan, items: Sequence[OodItem], tallies: Sequence[StageTal
     kind unless allowed, frames that give laundered items away)."""
     items = [item.model_copy(update={"canary": canary}) for item in sorted(items, key=lambda i: i.item_id)]
     roles = {role.role_id: role for role in plan.roles}
-    merged: dict[str, StageTally] = {}
-    for tally in tallies:
-        merged[tally.stage] = merged[tally.stage].add(tally) if tally.stage in merged else tally
-    funnel = [merged[stage].funnel_stage() for stage in FUNNEL_STAGES if stage in merged and merged[stage].received]
+    funnel = [stage for stage in merge_funnel(tallies, FUNNEL_STAGES) if stage.received]
     ood = plan.config.ood
     leakage = leakage_report(items, ood.leakage_threshold) if items else None
     warnings = []
