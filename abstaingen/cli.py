@@ -36,7 +36,6 @@ from abstaingen import __version__
 from abstaingen.config import GenerateConfig, apply_overrides, load_config, load_seeds
 from abstaingen.errors import AbstaingenError, shown
 from abstaingen.model import EnvironmentBundle, FunnelStage, Release, TaskVariant
-from abstaingen.model.release import Manifest
 from abstaingen.settings import configure_prefect_defaults
 from abstaingen.store import (
     load_release,
@@ -459,16 +458,24 @@ def run_export_command(options: argparse.Namespace) -> int:
         raise AbstaingenError(f"{out}: exists and is not an empty folder; an export is written to a new one")
     settings = ExportOptions(license=getattr(options, "license", "cc-by-4.0"),
                              allow_unsandboxed=getattr(options, "allow_unsandboxed", False))
-    if (manifest := _verified_manifest(release)).kind == "ood":
+    from abstaingen.store import read_manifest
+
+    try:
+        manifest = read_manifest(release)
+    except AbstaingenError:  # reported by verify below, with the rest of what is wrong
+        manifest = None
+    if manifest is None or manifest.kind != "ood":
+        contents = read_release_contents(release)  # verifies first
+        manifest = contents.manifest
+        report = get_exporter(options.exporter)(contents, out, settings)
+    else:
+        _require_verified(release)
         if options.exporter != "hf":
             raise AbstaingenError(f"{release}: an OOD release exports to hf only (the {options.exporter} layout holds "
                                   "task pairs)")
         from abstaingen.exporters.hf_ood import export_ood_hf
 
         report = export_ood_hf(release, out, settings)
-    else:
-        contents = read_release_contents(release)
-        report = get_exporter(options.exporter)(contents, out, settings)
     print(f"exported {release} as {report.exporter} to {report.folder}: "
           + ", ".join(f"{name} {n} rows" for name, n in report.rows.items()))
     for note in report.notes:
@@ -483,14 +490,13 @@ def run_export_command(options: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _verified_manifest(folder: Path) -> Manifest:
-    """The release's manifest, once the release verifies: an export of a damaged release would spread it."""
-    from abstaingen.store import read_manifest, verify_release
+def _require_verified(folder: Path) -> None:
+    """An export of a damaged release would spread the damage."""
+    from abstaingen.store import verify_release
 
     if problems := verify_release(folder):
         raise AbstaingenError(f"{folder}: the release does not verify ({len(problems)} problems, the first: "
                               f"{problems[0]}); run `abstaingen release verify {folder}`")
-    return read_manifest(folder)
 
 
 def run_erratum_command(options: argparse.Namespace) -> int:
