@@ -21,9 +21,14 @@ from pydantic import Field
 
 from abstaingen.errors import AbstaingenError
 from abstaingen.model.common import Model
+from abstaingen.sandboxes.confine import RECORD_STAGE
 
 RUNTIME_SERVER = Path(__file__).with_name("runtime_server.py")
 CONFINE = Path(__file__).with_name("confine.py")
+ENTER = Path(__file__).with_name("enter.py")
+# CPU time any one process of a sandbox may use in all: far above what serving takes, it ends a handler
+# that spins after its client has gone (a client of `env serve` may set no deadline of its own).
+CPU_SECONDS = 600
 OWNER_LABEL = "abstaingen.owner"  # the pid of the run that started a container
 Streams = TransportStreams  # what an MCP client session reads from and writes to
 
@@ -56,10 +61,10 @@ def _runtime_args(runtime: str, bundle_dir: str, limits: SandboxLimits, record_d
     return ["-I", runtime, bundle_dir, "--memory-mb", str(limits.memory_mb), *record]
 
 
-def _confined(limits: SandboxLimits, command: list[str]) -> list[str]:
+def _confined(limits: SandboxLimits, command: list[str], flags: list[str] | None = None) -> list[str]:
     """`command` under the launcher that caps the whole process tree and kills what is left of it."""
     return ["-I", str(CONFINE), "--memory-mb", str(limits.memory_mb), "--max-procs", str(limits.max_procs),
-            "--", *command]
+            "--cpu-s", str(CPU_SECONDS), *(flags or []), "--", *command]
 
 
 class LocalBackend:
@@ -85,11 +90,15 @@ class LocalBackend:
 
 
 class BwrapBackend(LocalBackend):
-    """bubblewrap, safe to start as root: a user namespace where the code runs as nobody with every
-    capability dropped, no network, IPC, PID or UTS sharing, a new session, and a view of the file
-    system that holds only what the runtime needs, read-only: the system folders under /usr, the
-    Python installation, the runtime file and the bundle. No /etc, /home, /root, /var or /run, so
-    no host socket (Docker's included) is reachable. /tmp and /dev/shm are small private tmpfs."""
+    """bubblewrap, safe to start as root. The code runs as uid 65534 with no capability, in a user
+    namespace where that uid is an unprivileged host uid (started by root: a fresh one per sandbox,
+    mapped by the launcher; otherwise the caller's own), under a seccomp filter (`enter.py`), in a new
+    session keyring, with no network, IPC, PID or UTS sharing, in a new session, and with a view of the
+    file system that holds only what the runtime needs, read-only: the system folders under /usr, the
+    Python installation, the runtime files and the bundle, and /proc with /proc/sys read-only. No /etc,
+    /home, /root's files, /var or /run, so no host socket (Docker's included) is reachable. /tmp and
+    /dev/shm are small private tmpfs; `env serve --record` writes to a capped stage the launcher copies
+    out (see confine.py)."""
 
     name = "bwrap"
     isolated = True
@@ -97,24 +106,35 @@ class BwrapBackend(LocalBackend):
     @staticmethod
     @functools.cache
     def available() -> bool:
-        """bwrap is installed and the sandbox it makes holds: the probe must find itself without
-        capabilities, not root, and without the host's /etc, /var, /run or /home in view."""
-        if shutil.which("bwrap") is None:
-            return False
-        probe = ("import os,sys; caps=open('/proc/self/status').read().split('CapEff:')[1].split()[0]; "
-                 "sys.exit(int(caps,16) != 0 or os.getuid() == 0 or any(os.path.exists(p) for p in "
-                 "('/etc','/var','/run','/home')))")
+        """bwrap is installed and the sandbox it makes holds (`sandbox_faults` says what does not)."""
+        return shutil.which("bwrap") is not None and not BwrapBackend.sandbox_faults()
+
+    @staticmethod
+    def sandbox_faults() -> list[str]:
+        """What a probe, started exactly as sandboxed code is, finds wrong with its sandbox: a host uid of 0
+        behind its own, capabilities, no seccomp filter, a keyring it can reach, a writable /proc/sys, or
+        host folders in view."""
+        backend = BwrapBackend(SandboxLimits(memory_mb=256))
+        command = backend._launcher(["bwrap", *backend.isolation(), *backend._runtime_view(),
+                                     *backend._entered([PYTHON_IN_VIEW, "-I", "-c", SANDBOX_PROBE])])
         try:
-            result = subprocess.run(["bwrap", *BwrapBackend.isolation(), PYTHON_IN_VIEW, "-I", "-c", probe],
-                                    capture_output=True, timeout=20)
-        except (OSError, subprocess.TimeoutExpired):
-            return False
-        return result.returncode == 0
+            result = subprocess.run([sys.executable, *command], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return [f"the probe did not run: {exc}"]
+        if result.returncode != 0:
+            return [f"the probe failed: {result.stderr.strip()[-300:]}"]
+        return [line for line in result.stdout.splitlines() if line]
 
     @staticmethod
     def isolation() -> list[str]:
-        namespaces = ["--unshare-all", "--unshare-user", "--disable-userns", "--uid", "65534", "--gid", "65534",
-                      "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--hostname", "sandbox"]
+        if os.geteuid() == 0:
+            # The launcher made the user namespace (--map-uid); enter.py leaves its root for 65534.
+            namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                          "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        else:
+            namespaces = ["--unshare-all", "--unshare-user", "--disable-userns", "--uid", "65534", "--gid", "65534",
+                          "--cap-drop", "ALL"]
+        namespaces += ["--die-with-parent", "--new-session", "--hostname", "sandbox"]
         system = []
         for folder in SYSTEM_FOLDERS:
             path = Path(folder)
@@ -122,29 +142,88 @@ class BwrapBackend(LocalBackend):
                 system += ["--symlink", os.readlink(path), folder]
             elif path.is_dir():
                 system += ["--ro-bind", folder, folder]
-        scratch = ["--dev", "/dev", "--size", str(SCRATCH_BYTES), "--tmpfs", "/dev/shm", "--proc", "/proc",
-                   "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp", "--chdir", "/tmp"]
-        # After /tmp: a Python installed under /tmp (a clone there, say) is bound back on top of it.
-        python = [arg for root in _python_roots() for arg in ("--ro-bind", root, root)]
+        scratch = ["--dev", "/dev", "--perms", "1777", "--size", str(SCRATCH_BYTES), "--tmpfs", "/dev/shm",
+                   "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+                   "--perms", "1777", "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+        # After /tmp: a Python installed under /tmp (a clone there, say) is bound back on top of it. The
+        # folders above it are made open to the sandbox user (bwrap would copy a 0700 /root's mode).
+        python = []
+        for root in _python_roots():
+            python += [arg for folder in _folders_above(root) for arg in ("--perms", "0755", "--dir", folder)]
+            python += ["--ro-bind", root, root]
         return [*namespaces, *system, *scratch, *python]
+
+    def _launcher(self, command: list[str], record_dir: Path | None = None) -> list[str]:
+        uid = ["--map-uid", str(sandbox_host_uid())] if os.geteuid() == 0 else []
+        record = ["--record", str(record_dir.resolve())] if record_dir else []
+        return _confined(self.limits, command, [*uid, *record])
+
+    @staticmethod
+    def _runtime_view() -> list[str]:
+        return ["--perms", "0755", "--dir", "/opt", "--perms", "0755", "--dir", "/opt/abstaingen",
+                "--ro-bind", str(ENTER), ENTER_IN_VIEW, "--ro-bind", str(RUNTIME_SERVER), RUNTIME_IN_VIEW]
+
+    @staticmethod
+    def _entered(command: list[str]) -> list[str]:
+        return [PYTHON_IN_VIEW, "-I", ENTER_IN_VIEW, "--", *command]
 
     def server_parameters(self, bundle_dir: Path, env: dict[str, str],
                           record_dir: Path | None = None) -> StdioServerParameters:
-        record = ["--bind", str(record_dir.resolve()), "/record"] if record_dir else []
-        view = ["--ro-bind", str(RUNTIME_SERVER), RUNTIME_IN_VIEW, "--ro-bind", str(bundle_dir.resolve()), "/bundle",
-                *record]
+        record = ["--bind", RECORD_STAGE, "/record"] if record_dir else []
+        view = [*self._runtime_view(), "--ro-bind", str(bundle_dir.resolve()), "/bundle", *record]
         runtime = [PYTHON_IN_VIEW, *_runtime_args(RUNTIME_IN_VIEW, "/bundle", self.limits,
                                                   "/record" if record_dir else None)]
-        return StdioServerParameters(command=sys.executable, env=env,
-                                     args=_confined(self.limits, ["bwrap", *self.isolation(), *view, *runtime]))
+        command = ["bwrap", *self.isolation(), *view, *self._entered(runtime)]
+        return StdioServerParameters(command=sys.executable, env=env, args=self._launcher(command, record_dir))
 
 
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SCRATCH_BYTES = 16 * 2**20
 RUNTIME_IN_VIEW = "/opt/abstaingen/runtime_server.py"
+ENTER_IN_VIEW = "/opt/abstaingen/enter.py"
 # The interpreter's path without '..' (started as tests/../.venv/bin/python, it would name a folder
 # outside the view) and without resolving its link (a venv's python must keep its own path).
 PYTHON_IN_VIEW = os.path.abspath(sys.executable)
+# Host uids for sandboxes started by root: a fresh one per sandbox from a range no account uses, so
+# that nothing on the host belongs to it and no two sandboxes share one (RLIMIT_NPROC counts per uid).
+SANDBOX_UID_BASE = 1_879_048_192
+SANDBOX_UID_COUNT = 2**24
+# Run inside the sandbox by `sandbox_faults`: one line per fault, nothing when the sandbox holds.
+SANDBOX_PROBE = r"""
+import ctypes, os, platform
+faults = []
+inside, outside = os.getuid(), None
+for line in open('/proc/self/uid_map'):
+    start, host, count = map(int, line.split())
+    if start <= inside < start + count:
+        outside = host + inside - start
+if inside != 65534 or outside in (None, 0):
+    faults.append(f'the sandbox user {inside} is host uid {outside}')
+status = open('/proc/self/status').read()
+if int(status.split('CapEff:')[1].split()[0], 16):
+    faults.append('capabilities are left')
+if status.split('Seccomp:')[1].split()[0] != '2':
+    faults.append('no seccomp filter')
+keyctl = {'x86_64': 250, 'aarch64': 219}.get(platform.machine())
+if keyctl is None or ctypes.CDLL(None).syscall(keyctl, 0, -3, 0) >= 0:
+    faults.append('the session keyring is reachable')
+for folder, _, files in os.walk('/proc/sys'):
+    if any(os.access(os.path.join(folder, f), os.W_OK) for f in files):
+        faults.append(f'{folder} has writable files')
+        break
+faults += [f'{p} is in view' for p in ('/etc', '/var', '/run', '/home') if os.path.exists(p)]
+print('\n'.join(faults))
+"""
+
+
+def sandbox_host_uid() -> int:
+    return SANDBOX_UID_BASE + secrets.randbelow(SANDBOX_UID_COUNT)
+
+
+def _folders_above(path: str) -> list[str]:
+    """The folders between / and `path`, outermost first, that the system folders do not provide."""
+    parents = [str(p) for p in reversed(Path(path).parents) if str(p) != "/"]
+    return [p for p in parents if not any(p == s or p.startswith(s + "/") for s in SYSTEM_FOLDERS)]
 
 
 def _python_roots() -> list[str]:

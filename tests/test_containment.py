@@ -301,6 +301,7 @@ def test_the_sandbox_contains_it(attack: str, backend: str, host: Host) -> None:
     assert len(batch.accepted) + len(batch.rejected) == 1  # the run went on and accounted for the pair
     report = json.dumps([p.validation.model_dump(mode="json") for p in batch.rejected + batch.accepted])
     assert "LEAK" not in report
+    assert "did not start" not in report  # the attack ran: a sandbox that never starts contains nothing
     assert host.breaches() == []
 
 
