@@ -149,6 +149,31 @@ for _attr in FRAME_ATTRIBUTES:
 BYPASSES["generator frame to builtins"] = (
     "def f(state):\n    return (x for x in ()).gi_frame.f_globals['__builtins__']\n", "'gi_frame'")
 
+# 7. round 3: a class built from `type` with a runtime-built __match_args__, read by a positional pattern
+_METACLASS_ESCAPE = (
+    "import typing\n"
+    "def f(state):\n"
+    "    t = typing.get_origin(typing.Type)\n"
+    "    name = '_' * 2 + 'globals' + '_' * 2\n"
+    "    meta = t('M', (t,), {'_' * 2 + 'instancecheck' + '_' * 2: lambda cls, obj: True})\n"
+    "    matcher = meta('C', (), {'_' * 2 + 'match_args' + '_' * 2: (name,)})\n"
+    "    match f:\n"
+    "        case matcher(found):\n"
+    "            return found['os']\n")
+BYPASSES["typing.get_origin hands out type"] = (_METACLASS_ESCAPE, "attribute 'get_origin'")
+BYPASSES["positional class pattern"] = (_METACLASS_ESCAPE, "positional class patterns are only allowed")
+BYPASSES["positional pattern on a class of the module's"] = (
+    "class C(ValueError):\n    pass\ndef f(state):\n    match state:\n        case C(x):\n            return x\n",
+    "positional class patterns are only allowed")
+BYPASSES["a self-matching builtin rebound"] = (
+    "def f(state, str):\n    match state:\n        case str(x):\n            return x\n",
+    "the builtin 'str' may not be rebound")
+BYPASSES["a self-matching builtin assigned"] = (
+    "def f(state):\n    int = state['cls']\n    match state:\n        case int(x):\n            return x\n",
+    "the builtin 'int' may not be rebound")
+BYPASSES["a dunder in a bytes constant"] = ("def f(state):\n    return b'__globals__'.decode()\n",
+                                            "a string naming a dunder")
+
 UNPARSABLE = {
     "deep unary nesting": "x = " + "-" * 100_000 + "1\n",
     "long operator chain": "x = " + "+".join(["1"] * 50_000) + "\n",
@@ -196,6 +221,10 @@ LEGITIMATE = {
     "match on a mapping": "def f(state, record):\n    match record:\n"
                           "        case {'status': 'active', 'id': str(rid)}:\n            return rid\n"
                           "        case _:\n            raise ValueError('inactive')\n",
+    "a builtin that matches itself": "def f(state, value):\n    match value:\n"
+                                     "        case str(text):\n            return text\n"
+                                     "        case int(n) | float(n):\n            return str(n)\n"
+                                     "        case _:\n            raise ValueError('bad value')\n",
     "private helper functions": "def _record(state, rid):\n    return state['items'][rid]\n"
                                 "def f(state, rid):\n    return dict(_record(state, rid))\n",
 }

@@ -17,8 +17,15 @@ is the isolation boundary. The rules are few and apply everywhere, rather than o
   strings are denied (attrgetter, methodcaller, Formatter, get_type_hints, ForwardRef, ...),
   `.format`/`.format_map` only on a string literal whose fields are plain names or positions, and
   no string constant contains a dunder identifier;
+- no positional class patterns (`case C(p)` reads the attribute `C.__match_args__` names, a string
+  built at run time) except the builtins that match themselves (`case str(s)`), whose names cannot be
+  rebound; no helper that hands out `type` (`typing.get_origin(typing.Type)`), so no class is built at
+  run time; no string or bytes constant names a dunder;
 - no async code, no `global`/`nonlocal`, no class keywords (`metaclass=`), no imports in a class
   body (they would make a module a class attribute), no dunder definitions or bindings.
+
+A string built at run time can still spell a dunder; the rules above leave it nothing that would look
+an attribute up by it. The sandbox, not this gate, is the wall.
 """
 
 from __future__ import annotations
@@ -54,8 +61,8 @@ DENIED_NAMES = frozenset({
     # evaluate strings (annotations) or exec generated source
     "get_type_hints", "ForwardRef", "singledispatch", "singledispatchmethod", "namedtuple", "NamedTuple",
     "make_dataclass",
-    # introspection
-    "mro", "cell_contents",
+    # introspection, and the typing helpers that hand out classes such as `type` itself
+    "mro", "cell_contents", "get_origin", "get_args",
     # what an escape is after, should anything still hand out a module or the builtins
     "sys", "os", "builtins", "modules", "importlib", "subprocess",
     "eval", "exec", "open", "getattr", "setattr", "delattr", "globals", "locals", "vars", "breakpoint", "input",
@@ -65,6 +72,10 @@ INTROSPECTION_PREFIXES = ("f_", "gi_", "cr_", "ag_", "co_", "tb_")
 FORMAT_METHODS = frozenset({"format", "format_map"})
 PLAIN_FIELD = re.compile(r"\w*")  # '{}', '{0}', '{name}': no '.attr', no '[key]'
 DUNDER_IN_STRING = re.compile(r"__\w+__")
+DUNDER_IN_BYTES = re.compile(rb"__\w+__")
+# Builtins whose class pattern takes one positional pattern matched against the subject itself.
+SELF_MATCHING = frozenset({"bool", "bytearray", "bytes", "dict", "float", "frozenset", "int", "list", "set", "str",
+                           "tuple"})
 
 
 def attribute_problem(name: str) -> str | None:
@@ -119,6 +130,8 @@ class _Inspector:
             for name in _bound_identifiers(node):
                 if name.startswith("__"):
                     self._flag(node, f"dunder name {name!r} is not allowed")
+                elif name in SELF_MATCHING:
+                    self._flag(node, f"the builtin {name!r} may not be rebound")
         return self.problems
 
     def _flag(self, node: ast.AST, message: str) -> None:
@@ -150,6 +163,8 @@ class _Inspector:
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in FORBIDDEN_NAMES or node.id.startswith("__"):
             self._flag(node, f"use of {node.id!r} is not allowed")
+        elif node.id in SELF_MATCHING and not isinstance(node.ctx, ast.Load):
+            self._flag(node, f"the builtin {node.id!r} may not be rebound")
         elif node.id in self.module_names:
             parent = self.parents.get(node)
             if not (isinstance(parent, ast.Attribute) and parent.value is node):
@@ -184,13 +199,18 @@ class _Inspector:
             self._flag(node, f"module {root.id!r} is read-only")
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        self_matching = isinstance(node.cls, ast.Name) and node.cls.id in SELF_MATCHING and len(node.patterns) == 1
+        if node.patterns and not self_matching:  # `case C(p)` reads the attribute C.__match_args__[0] names
+            self._flag(node, "positional class patterns are only allowed on builtins that match themselves "
+                             "(`case str(s)`); name the attribute: `case C(attr=p)`")
         for name in node.kwd_attrs:  # `case C(attr=p)` reads subject.attr
             problem = attribute_problem(name)
             if problem:
                 self._flag(node, f"match keyword: {problem}")
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str) and DUNDER_IN_STRING.search(node.value):
+        if (isinstance(node.value, str) and DUNDER_IN_STRING.search(node.value)) or (
+                isinstance(node.value, bytes) and DUNDER_IN_BYTES.search(node.value)):
             self._flag(node, f"a string naming a dunder is not allowed: {node.value[:40]!r}")
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
