@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import TypeVar
@@ -41,7 +42,15 @@ class DatasetLock:
     def try_acquire(self) -> bool:
         """Take the lock if no other run holds it; True when this process now holds it."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:  # never through a link: in a shared folder it could point at any file this user may write
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+        except OSError as exc:
+            raise AbstaingenError(f"{self.path}: cannot open the run lock ({exc.strerror}); "
+                                  "a link or another kind of file stands there") from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            os.close(fd)
+            raise AbstaingenError(f"{self.path}: the run lock is not a regular file of this user's; remove it")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -326,6 +326,7 @@ def run_serve_command(options: argparse.Namespace) -> int:
     """Serve the bundle over this process's stdio, inside the chosen sandbox (the process is replaced)."""
     from abstaingen.sandboxes.backends import select_backend
     from abstaingen.sandboxes.runtime_server import OVERLAY_ENV
+    from abstaingen.sandboxes.trust import untrusted
 
     bundle = read_bundle(options.bundle_dir)
     if (options.task is None) != (options.task_id is None):
@@ -336,9 +337,9 @@ def run_serve_command(options: argparse.Namespace) -> int:
         _require_runs_in(variant, bundle, options.bundle_dir)
         env[OVERLAY_ENV] = variant.overlay.model_dump_json()
     backend = select_backend(options.sandbox)
-    if bundle.origin == "llm" and not backend.isolated and not options.allow_unsandboxed:
-        raise AbstaingenError(f"{options.bundle_dir} holds LLM-written code: serve it in docker or bwrap, "
-                              "or pass --allow-unsandboxed")
+    if untrusted([bundle]) and not backend.isolated and not options.allow_unsandboxed:
+        raise AbstaingenError(f"{options.bundle_dir} holds code abstaingen did not write (origin {bundle.origin}): "
+                              "serve it in docker or bwrap, or pass --allow-unsandboxed")
     if options.record is not None:
         try:
             require_writable_dir(options.record)
@@ -546,6 +547,7 @@ def run_release_judge_command(options: argparse.Namespace) -> int:
     from abstaingen.flows.generate import code_version
     from abstaingen.pipeline import Judged, assemble, judge_all, without_judging
     from abstaingen.sandboxes.backends import SandboxLimits, get_backend, select_backend
+    from abstaingen.sandboxes.trust import untrusted
     from abstaingen.validators.judge import committee_for_run, judge_environment, prompt_hashes
 
     folder = _release_dir(options.release_dir)
@@ -558,9 +560,9 @@ def run_release_judge_command(options: argparse.Namespace) -> int:
     _require_cross_family(config, bundles)
     backend = get_backend(select_backend(config.sandbox.backend).name,
                           SandboxLimits(call_timeout_s=config.sandbox.call_timeout_s, memory_mb=config.sandbox.memory_mb))
-    if not backend.isolated and not config.sandbox.allow_unsandboxed and any(b.origin == "llm" for b in bundles):
-        raise AbstaingenError(f"{folder}: model-written environments run only in an isolating sandbox (docker or bwrap), "
-                              f"not on {backend.name}; sandbox.allow_unsandboxed overrides this")
+    if not backend.isolated and not config.sandbox.allow_unsandboxed and untrusted(bundles):
+        raise AbstaingenError(f"{folder}: environments abstaingen did not write run only in an isolating sandbox "
+                              f"(docker or bwrap), not on {backend.name}; sandbox.allow_unsandboxed overrides this")
     output = options.output or folder.parent.parent
     require_writable_dir(output / manifest.name)
 

@@ -30,6 +30,7 @@ from abstaingen.model import EnvironmentBundle, ExecutionDag, Scenario, TaskPair
 from abstaingen.model.common import Model
 from abstaingen.model.perturbation import SCENARIOS, DistinctInterpretationsWitness
 from abstaingen.model.task import apply_state_patch
+from abstaingen.sandboxes.trust import untrusted
 from abstaingen.store import IMPLEMENTATION_FILE
 
 RUNTIME = Path(__file__).with_name("agentabstain_runtime.py")
@@ -113,9 +114,9 @@ def _environment_names(bundles: list[EnvironmentBundle]) -> dict[str, str]:
 
 @exporter("agentabstain")
 def export_agentabstain(contents: ReleaseContents, out: Path, options: ExportOptions) -> ExportReport:
-    written_by_models = sorted(b.env_id for b in contents.bundles if b.origin == "llm")
+    written_by_models = untrusted(contents.bundles)
     if written_by_models and not options.allow_unsandboxed:
-        raise AbstaingenError(f"{len(written_by_models)} environments were written by a model (first: "
+        raise AbstaingenError(f"{len(written_by_models)} environments hold code abstaingen did not write (first: "
                               f"{written_by_models[0]}); the AgentAbstain harness runs environment code in its own "
                               "process, unsandboxed. --allow-unsandboxed exports them anyway")
     bundles = {b.env_id: b for b in contents.bundles}

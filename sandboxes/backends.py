@@ -30,6 +30,7 @@ ENTER = Path(__file__).with_name("enter.py")
 # that spins after its client has gone (a client of `env serve` may set no deadline of its own).
 CPU_SECONDS = 600
 OWNER_LABEL = "abstaingen.owner"  # the pid of the run that started a container
+STARTED_LABEL = "abstaingen.owner-started"  # and when that process started (see owner_is_gone)
 Streams = TransportStreams  # what an MCP client session reads from and writes to
 
 
@@ -283,20 +284,24 @@ class DockerBackend:
             volumes[str(record_dir.resolve())] = {"bind": "/record", "mode": "rw"}
         return {
             "image": self.tag, "name": f"abstaingen-{secrets.token_hex(8)}",
-            "labels": {"abstaingen.sandbox": "1", OWNER_LABEL: str(os.getpid())},
+            "labels": {"abstaingen.sandbox": "1", OWNER_LABEL: str(os.getpid()), STARTED_LABEL: process_start()},
             "command": ["python3", "-I", RUNTIME_IN_IMAGE, "/bundle", "--memory-mb", str(self.limits.memory_mb),
                         *(["--record", "/record"] if record_dir is not None else [])],
             "network_mode": "none", "read_only": True, "tmpfs": {"/tmp": "rw,size=16m"}, "shm_size": 16 * 2**20,
             "user": user, "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"], "mem_limit": memory,
             "memswap_limit": memory, "pids_limit": self.limits.max_procs, "nano_cpus": 10**9, "volumes": volumes,
             "environment": env,
+            # PID 1 is Docker's init: it passes SIGTERM on, so the server dies when `docker run` is told to
+            "init": True, "ulimits": [{"Name": "cpu", "Soft": CPU_SECONDS, "Hard": CPU_SECONDS}],
         }
 
     def sweep(self) -> int:
-        """Remove every container this process started that is still there; how many there were."""
+        """Remove every container this process started that is still there, and those of runs on this
+        machine that died without removing theirs (killed, say); how many there were."""
         from abstaingen.sandboxes.docker_transport import remove_now
 
-        left = self.client.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={os.getpid()}"})
+        left = [c for c in self.client.containers.list(all=True, filters={"label": OWNER_LABEL})
+                if c.labels.get(OWNER_LABEL) == str(os.getpid()) or owner_is_gone(c.labels)]
         for container in left:
             remove_now(container)
         return len(left)
@@ -309,7 +314,10 @@ class DockerBackend:
     def server_parameters(self, bundle_dir: Path, env: dict[str, str],
                           record_dir: Path | None = None) -> StdioServerParameters:
         settings = self.container(bundle_dir, env, record_dir)
-        flags = ["--name", settings["name"], "--label", "abstaingen.sandbox=1", "--network", "none", "--read-only",
+        flags = ["--name", settings["name"], "--label", "abstaingen.sandbox=1", "--label",
+                 f"{OWNER_LABEL}={settings['labels'][OWNER_LABEL]}", "--label",
+                 f"{STARTED_LABEL}={settings['labels'][STARTED_LABEL]}", "--init", "--ulimit", f"cpu={CPU_SECONDS}",
+                 "--network", "none", "--read-only",
                  "--tmpfs", "/tmp:" + settings["tmpfs"]["/tmp"], "--shm-size", str(settings["shm_size"]),
                  "--user", settings["user"], "--cap-drop", "ALL",
                  "--security-opt", "no-new-privileges", "--memory", settings["mem_limit"],
@@ -320,6 +328,36 @@ class DockerBackend:
         flags += [arg for name in env for arg in ("-e", name)]  # values come from the environment, not argv
         return StdioServerParameters(command="docker", env=env,
                                      args=["run", "-i", "--rm", *flags, settings["image"], *settings["command"]])
+
+
+def _start_time(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split()[19]
+
+
+def process_start(pid: int | None = None) -> str:
+    """When a process started, as the machine's boot and the start time: with the pid, it names one
+    process, even once the pid has been reused."""
+    return f"{_boot_id()}:{_start_time(pid or os.getpid())}"
+
+
+def owner_is_gone(labels: dict[str, str]) -> bool:
+    """True when a container's labels name a process of this machine's boot that no longer runs."""
+    pid, started = labels.get(OWNER_LABEL, ""), labels.get(STARTED_LABEL, "")
+    if not pid.isdigit() or not started.startswith(_boot_id() + ":"):
+        return False  # another machine's (or an older abstaingen's) container: not ours to judge
+    return process_start(int(pid)) != started
+
+
+@functools.cache
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "unknown-boot"
 
 
 def child_processes(marker: str = "") -> list[int]:

@@ -517,3 +517,19 @@ def test_a_record_holds_no_setuid_file_no_link_and_no_flood(backend: str, host: 
         info = path.lstat()
         assert info.st_uid == os.geteuid() and info.st_mode & 0o7777 == 0o644, (path.name, oct(info.st_mode))
     assert sum(f.stat().st_size for f in files) <= RECORD_BYTES
+
+
+def test_a_container_s_owner_is_gone_only_when_that_very_process_is() -> None:
+    from abstaingen.sandboxes.backends import OWNER_LABEL, STARTED_LABEL, owner_is_gone, process_start
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        labels = {OWNER_LABEL: str(child.pid), STARTED_LABEL: process_start(child.pid)}
+        assert not owner_is_gone(labels)
+        assert owner_is_gone({**labels, STARTED_LABEL: labels[STARTED_LABEL] + "0"})  # the pid was reused
+    finally:
+        child.kill()
+        child.wait()
+    assert owner_is_gone(labels)
+    assert not owner_is_gone({**labels, STARTED_LABEL: "another-boot:1"})  # not this machine's to judge
+    assert not owner_is_gone({STARTED_LABEL: labels[STARTED_LABEL]})

@@ -186,3 +186,16 @@ def test_a_release_missing_a_domain_or_scenario_it_was_asked_for_is_refused_unle
                        allow_incomplete=True)
     assert "no pair of" not in (allowed.refusal or "")
     assert "published without domain banking, scenario S3: no pair of them was kept" in allowed.warnings
+
+
+def test_the_run_lock_never_follows_a_link(tmp_path: Path) -> None:
+    """A link named .run.lock in a shared output folder must not get its target truncated."""
+    from abstaingen.checkpoints import LOCK_FILE
+    from abstaingen.errors import AbstaingenError
+
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me\n")
+    (tmp_path / LOCK_FILE).symlink_to(target)
+    with pytest.raises(AbstaingenError, match="run lock"):
+        DatasetLock(tmp_path).try_acquire()
+    assert target.read_text() == "keep me\n"

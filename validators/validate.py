@@ -18,6 +18,7 @@ from abstaingen.model.common import Model
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxError, SandboxSession
+from abstaingen.sandboxes.trust import implementation_hash, written_by_abstaingen
 from abstaingen.store import bundle_in_scratch
 from abstaingen.validators.baselines import GATE_CHECKS, gate_checks, run_baselines
 from abstaingen.validators.code_gate import CHECK as CODE_GATE
@@ -130,10 +131,13 @@ async def _run_in_sandbox(bundle: EnvironmentBundle, bundle_dir: Path, backend: 
 
 
 def check_sandbox_policy(bundle: EnvironmentBundle, backend: SandboxBackend, allow_unsandboxed: bool) -> CheckResult:
-    refused = bundle.origin == "llm" and not backend.isolated and not allow_unsandboxed
+    trusted = written_by_abstaingen(bundle)
+    refused = not trusted and not backend.isolated and not allow_unsandboxed
     return CheckResult(name=SANDBOX_POLICY, passed=not refused,
-                       detail=f"LLM-written code does not run on the {backend.name} backend without "
-                              "sandbox.allow_unsandboxed" if refused else f"{bundle.origin} code on {backend.name}")
+                       detail=f"code abstaingen did not write (origin {bundle.origin}, implementation "
+                              f"{implementation_hash(bundle)[:12]}) does not run on the {backend.name} backend "
+                              "without sandbox.allow_unsandboxed" if refused
+                       else f"{'builtin' if trusted else 'untrusted'} code on {backend.name}")
 
 
 async def check_candidate_environment(bundle: EnvironmentBundle, backend: SandboxBackend,
