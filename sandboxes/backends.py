@@ -59,7 +59,8 @@ class SandboxBackend(Protocol):
 
 def _runtime_args(runtime: str, bundle_dir: str, limits: SandboxLimits, record_dir: str | None = None) -> list[str]:
     record = ["--record", record_dir] if record_dir else []
-    return ["-I", runtime, bundle_dir, "--memory-mb", str(limits.memory_mb), *record]
+    return ["-I", runtime, bundle_dir, "--memory-mb", str(limits.memory_mb),
+            "--call-timeout-s", str(limits.call_timeout_s), *record]
 
 
 def _confined(limits: SandboxLimits, command: list[str], flags: list[str] | None = None) -> list[str]:
@@ -285,8 +286,8 @@ class DockerBackend:
         return {
             "image": self.tag, "name": f"abstaingen-{secrets.token_hex(8)}",
             "labels": {"abstaingen.sandbox": "1", OWNER_LABEL: str(os.getpid()), STARTED_LABEL: process_start()},
-            "command": ["python3", "-I", RUNTIME_IN_IMAGE, "/bundle", "--memory-mb", str(self.limits.memory_mb),
-                        *(["--record", "/record"] if record_dir is not None else [])],
+            "command": ["python3", *_runtime_args(RUNTIME_IN_IMAGE, "/bundle", self.limits,
+                                                  "/record" if record_dir is not None else None)],
             "network_mode": "none", "read_only": True, "tmpfs": {"/tmp": "rw,size=16m"}, "shm_size": 16 * 2**20,
             "user": user, "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"], "mem_limit": memory,
             "memswap_limit": memory, "pids_limit": self.limits.max_procs, "nano_cpus": 10**9, "volumes": volumes,

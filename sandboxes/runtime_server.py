@@ -19,15 +19,26 @@ the log and state are also written to DIR after every call, for graders of exter
 
 from __future__ import annotations
 
+import os
+import sys
+
+if __name__ == "__main__" and sys.flags.hash_randomization:
+    # Hashes of str and bytes, and with them the order of sets, must be the same in every sandbox: a
+    # handler whose result followed them would pass replay in one sandbox and fail it in the next. `-I`
+    # ignores PYTHONHASHSEED, so the server starts again with it set and the rest of that isolation
+    # (-P -s, and no other PYTHON* variable), before anything else is imported.
+    os.execve(sys.executable, [sys.executable, "-P", "-s", os.path.abspath(__file__), *sys.argv[1:]],
+              {**{k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}, "PYTHONHASHSEED": "0"})
+
 import argparse
 import asyncio
 import hashlib
 import io
 import json
-import os
 import resource
 import secrets
 import selectors
+import signal
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -177,7 +188,8 @@ def control_result(value: dict) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=canonical(value))])
 
 
-def build_server(env: Environment, control_token: str, record_dir: Path | None) -> Server:
+def build_server(env: Environment, control_token: str, record_dir: Path | None,
+                 call_timeout_s: float = 0.0) -> Server:
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(
             tools=[
@@ -208,7 +220,12 @@ def build_server(env: Environment, control_token: str, record_dir: Path | None) 
                 except ValueError as exc:
                     return text_result(str(exc), is_error=True)
             return control_result(snapshot or {"initial_state_hash": env.initial_hash})
-        ok, value = env.call(params.name, args)
+        if call_timeout_s:  # past it, SIGALRM's default action ends the server: no client waits forever
+            signal.setitimer(signal.ITIMER_REAL, call_timeout_s)
+        try:
+            ok, value = env.call(params.name, args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         if record_dir is not None:
             (record_dir / "snapshot.json").write_text(canonical(env.snapshot()))
         return text_result(value, is_error=not ok)
@@ -224,6 +241,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--overlay", type=Path, help="task overlay JSON to apply at start")
     parser.add_argument("--record", type=Path, help="write the execution log and state here after each call")
     parser.add_argument("--memory-mb", type=int, default=1024, help="address-space limit of this process")
+    parser.add_argument("--call-timeout-s", type=float, default=0.0,
+                        help="a tool call that takes longer ends the server (0: no deadline)")
     options = parser.parse_args(argv)
 
     limit_resources(options.memory_mb)
@@ -238,7 +257,8 @@ def main(argv: list[str] | None = None) -> None:
         options.record.mkdir(parents=True, exist_ok=True)
     # Without a token from the grader, nobody can reach the control tools.
     token = os.environ.pop("ABSTAINGEN_CONTROL_TOKEN", "") or secrets.token_hex(16)
-    server = build_server(env, token, options.record)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    server = build_server(env, token, options.record, options.call_timeout_s)
 
     try:
         wire_in, wire_out = claim_stdio()

@@ -171,6 +171,13 @@ BYPASSES["a self-matching builtin rebound"] = (
 BYPASSES["a self-matching builtin assigned"] = (
     "def f(state):\n    int = state['cls']\n    match state:\n        case int(x):\n            return x\n",
     "the builtin 'int' may not be rebound")
+BYPASSES["the clock"] = ("import datetime\ndef f(state):\n    return datetime.datetime.now().isoformat()\n",
+                         "attribute 'now'")
+BYPASSES["today's date"] = ("from datetime import date\ndef f(state):\n    return date.today().isoformat()\n",
+                            "attribute 'today'")
+BYPASSES["a per-process hash"] = ("def f(state):\n    return {'fare': 485 * (1 + 2 * (hash('x') % 2))}\n",
+                                  "use of 'hash'")
+BYPASSES["a per-process id"] = ("def f(state):\n    return id(state) % 7\n", "use of 'id'")
 BYPASSES["a dunder in a bytes constant"] = ("def f(state):\n    return b'__globals__'.decode()\n",
                                             "a string naming a dunder")
 

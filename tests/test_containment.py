@@ -268,8 +268,14 @@ def get_ticket(state, booking_id):
     except (OSError, AttributeError):
         pass
 """,
+    "depend on the process": """
+import sys
+def get_ticket(state, booking_id):
+    if sys.flags.hash_randomization:
+        raise ValueError('LEAK str hashes differ from one sandbox to the next')
+""",
 }
-ON_LOCAL_TOO = {"fork bomb", "hold more memory than the sandbox has, across processes", "leave a daemon behind"}
+ON_LOCAL_TOO = {"depend on the process", "fork bomb", "hold more memory than the sandbox has, across processes", "leave a daemon behind"}
 
 
 KEYCTL = {"x86_64": 250, "aarch64": 219}
@@ -533,3 +539,27 @@ def test_a_container_s_owner_is_gone_only_when_that_very_process_is() -> None:
     assert owner_is_gone(labels)
     assert not owner_is_gone({**labels, STARTED_LABEL: "another-boot:1"})  # not this machine's to judge
     assert not owner_is_gone({STARTED_LABEL: labels[STARTED_LABEL]})
+
+
+@pytest.mark.parametrize("backend", ["local", *ISOLATED])
+def test_a_call_that_spins_ends_its_server_at_the_call_deadline(backend: str, tmp_path: Path) -> None:
+    """A client of `env serve` may wait for ever; the server must not: past the call deadline it ends."""
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+    from mcp.shared.exceptions import MCPError
+
+    spin = TRAVEL.model_copy(update={"implementation": TRAVEL.implementation + "\ndef get_ticket(state, booking_id):\n"
+                                     "    while True:\n        pass\n"})
+    write_bundle(spin, tmp_path / spin.env_id)
+    limits = SandboxLimits(call_timeout_s=2, memory_mb=512, max_procs=64)
+    params = get_backend(backend, limits).server_parameters(tmp_path / spin.env_id, {})
+
+    async def call_once() -> float:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            started = time.monotonic()
+            with anyio.fail_after(60), pytest.raises(MCPError):
+                await session.call_tool("get_ticket", {"booking_id": TRAVEL.initial_state["bookings"][0]["id"]})
+            return time.monotonic() - started
+
+    assert anyio.run(call_once) < 30  # the deadline is 2 s; the rest is a loaded machine's slack

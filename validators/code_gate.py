@@ -12,7 +12,8 @@ is the isolation boundary. The rules are few and apply everywhere, rather than o
 - attributes (including `case C(attr=...)` in `match`): none starting with `_` (dunders, private
   module handles such as `collections._sys`), none of the frame, code, generator and traceback
   families (`gi_frame`, `f_globals`, `co_code`, `tb_frame`, ...), none in DENIED_NAMES;
-- names: not the builtins that run code, read files, reflect or quit (FORBIDDEN_NAMES), no dunders;
+- names: not the builtins that run code, read files, reflect or quit, nor `hash` and `id`, whose results
+  differ between processes (FORBIDDEN_NAMES); no dunders; no clock (`now`, `today`, `utcnow`);
 - a string does not get to name an attribute: the helpers that look attributes up by string or evaluate
   strings are denied (attrgetter, methodcaller, Formatter, get_type_hints, ForwardRef, ...),
   `.format`/`.format_map` only on a string literal whose fields are plain names or positions, and
@@ -51,6 +52,8 @@ FORBIDDEN_NAMES = frozenset({
     "eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "dir", "getattr", "setattr",
     "delattr", "hasattr", "breakpoint", "input", "help", "license", "credits", "copyright", "memoryview",
     "exit", "quit", "classmethod", "staticmethod", "super", "object", "type",
+    # results that differ from one process to the next: a handler must be a function of its state
+    "hash", "id",
     # raised, these stop the sandbox's server instead of failing one call
     "BaseException", "BaseExceptionGroup", "SystemExit", "KeyboardInterrupt", "GeneratorExit",
 })
@@ -61,6 +64,8 @@ DENIED_NAMES = frozenset({
     # evaluate strings (annotations) or exec generated source
     "get_type_hints", "ForwardRef", "singledispatch", "singledispatchmethod", "namedtuple", "NamedTuple",
     "make_dataclass",
+    # the clock: a result that depends on when it runs fails replay later (datetime.now, date.today)
+    "now", "today", "utcnow",
     # introspection, and the typing helpers that hand out classes such as `type` itself
     "mro", "cell_contents", "get_origin", "get_args",
     # what an escape is after, should anything still hand out a module or the builtins
