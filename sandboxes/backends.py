@@ -274,15 +274,11 @@ class DockerBackend:
 
         memory = f"{self.limits.memory_mb}m"
         volumes = {str(bundle_dir.resolve()): {"bind": "/bundle", "mode": "ro"}}
-        user = "65534:65534"
+        # Root runs the code as nobody; anyone else as themselves (so that they can read what it wrote).
+        user = "65534:65534" if os.geteuid() == 0 else f"{os.geteuid()}:{os.getegid()}"
         if record_dir is not None:
-            # The server writes the log here. Root hands the folder to nobody; anyone else runs the
-            # container as themselves. Either way the folder stays closed to other users.
-            if os.geteuid() == 0:
-                os.chown(record_dir, 65534, 65534)
-            else:
-                user = f"{os.geteuid()}:{os.getegid()}"
-            volumes[str(record_dir.resolve())] = {"bind": "/record", "mode": "rw"}
+            # The server writes the log to the launcher's stage (confine.py), never to the user's folder.
+            volumes[RECORD_STAGE] = {"bind": "/record", "mode": "rw"}
         return {
             "image": self.tag, "name": f"abstaingen-{secrets.token_hex(8)}",
             "labels": {"abstaingen.sandbox": "1", OWNER_LABEL: str(os.getpid()), STARTED_LABEL: process_start()},
@@ -314,6 +310,8 @@ class DockerBackend:
 
     def server_parameters(self, bundle_dir: Path, env: dict[str, str],
                           record_dir: Path | None = None) -> StdioServerParameters:
+        """`docker run -i` under the launcher: it removes the container once the client has gone (a
+        killed client leaves a container running), and stages the record (see confine.py)."""
         settings = self.container(bundle_dir, env, record_dir)
         flags = ["--name", settings["name"], "--label", "abstaingen.sandbox=1", "--label",
                  f"{OWNER_LABEL}={settings['labels'][OWNER_LABEL]}", "--label",
@@ -327,8 +325,11 @@ class DockerBackend:
         flags += [arg for host, mount in settings["volumes"].items()
                   for arg in ("-v", f"{host}:{mount['bind']}:{mount['mode']}")]
         flags += [arg for name in env for arg in ("-e", name)]  # values come from the environment, not argv
-        return StdioServerParameters(command="docker", env=env,
-                                     args=["run", "-i", "--rm", *flags, settings["image"], *settings["command"]])
+        docker_run = ["docker", "run", "-i", "--rm", *flags, settings["image"], *settings["command"]]
+        record = ["--record", str(record_dir.resolve()), "--shared-stage"] if record_dir is not None else []
+        # The container's own limits hold the code; the launcher watches the client, the record and the end.
+        return StdioServerParameters(command=sys.executable, env=env, args=_confined(
+            self.limits, docker_run, [*record, "--remove-container", settings["name"], "--no-cgroup"]))
 
 
 def _start_time(pid: int) -> str | None:

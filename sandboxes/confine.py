@@ -1,7 +1,7 @@
 """Start a sandboxed command under caps its code cannot lift, and take down all it started when it ends.
 
     python -I confine.py --memory-mb M --max-procs N [--no-cgroup] [--cpu-s S] [--map-uid KUID]
-                         [--record DIR] -- COMMAND [ARG ...]
+                         [--record DIR [--shared-stage]] [--remove-container NAME] -- COMMAND [ARG ...]
 
 This runs on the host, as the grader's child and COMMAND's parent (COMMAND is bwrap, or the runtime
 server itself on the local backend). It imports only the standard library: it must start fast and
@@ -24,9 +24,14 @@ must not depend on the code it guards.
 - Lifetime: this process gets SIGTERM when its parent dies (the grader, or the client of `env serve`),
   and every process of the tree may use at most `--cpu-s` seconds of CPU, so a handler that spins
   cannot outlive its client.
-- `--record DIR`: the tree writes its record to a stage (the argument RECORD_STAGE in COMMAND names it);
-  as root the stage is a tmpfs of RECORD_BYTES in a mount namespace of this process alone. When the tree
-  is gone, the stage's regular files are copied into DIR as the caller's, mode 0644, no link followed.
+- `--record DIR`: the tree writes its record to a stage (RECORD_STAGE in COMMAND's arguments names it);
+  as root the stage is a tmpfs of RECORD_BYTES in a mount namespace of this process alone. With
+  `--shared-stage` (Docker's daemon binds it, so it must be a folder of the host's) the stage is a plain
+  folder for uid 65534, and the watchdog stops the tree once it holds more than RECORD_BYTES. When the
+  tree is gone, the stage's regular files are copied into DIR as the caller's, mode 0644, no link
+  followed, and the stage is removed.
+- `--remove-container NAME`: COMMAND is `docker run --name NAME ...`; killing the client does not stop
+  a container, so the container is removed when the tree is gone.
 
 Why a limit stopped the tree goes to stderr, which the grader shows in its error.
 """
@@ -56,7 +61,7 @@ KEYCTL_JOIN_SESSION_KEYRING = 1
 KEYCTL = {"x86_64": 250, "aarch64": 219}
 SANDBOX_ID = 65534
 STDERR_BYTES = 2**20
-RECORD_STAGE = "ABSTAINGEN_RECORD_STAGE"  # replaced in COMMAND by the stage's path
+RECORD_STAGE = "/ABSTAINGEN_RECORD_STAGE"  # replaced in COMMAND's arguments by the stage's path
 RECORD_BYTES = 64 * 2**20
 
 
@@ -314,11 +319,17 @@ class Confinement:
             below |= self.cgroup.pids()
         return sorted(below)
 
+    def checking_now(self) -> bool:
+        """True at most once a WATCH_INTERVAL_S: the watchdog's turn to look at the tree."""
+        if time.monotonic() < self.next_check:
+            return False
+        self.next_check = time.monotonic() + WATCH_INTERVAL_S
+        return True
+
     def over_limit(self) -> str | None:
         """Why the tree must stop, when only the watchdog enforces the caps."""
-        if self.cgroup is not None or time.monotonic() < self.next_check:
+        if self.cgroup is not None:
             return None
-        self.next_check = time.monotonic() + WATCH_INTERVAL_S
         tree = self.tree()
         if len(tree) > self.max_procs:
             return f"{len(tree)} processes, above the limit of {self.max_procs}"
@@ -356,13 +367,15 @@ class Confinement:
                 self.child = -1
 
 
-def _stage_record(owner: int) -> Path:
-    """An empty folder for the tree's record. As root: a tmpfs of RECORD_BYTES, mounted in a mount
-    namespace of this process alone (the host never sees it), for `owner` (the sandbox user's host uid) alone."""
+def _stage_record(owner: int, shared: bool) -> Path:
+    """An empty folder for the tree's record, for `owner` (the sandbox user's host uid) alone. As root and
+    not `shared`: a tmpfs of RECORD_BYTES, mounted in a mount namespace of this process alone."""
     import tempfile
 
     stage = Path(tempfile.mkdtemp(prefix="abstaingen-record-"))
-    if os.geteuid() == 0:
+    if os.geteuid() == 0 and shared:
+        os.chown(stage, owner, owner)
+    elif os.geteuid() == 0:
         if LIBC.unshare(CLONE_NEWNS) != 0:
             raise OSError(ctypes.get_errno(), "cannot make a mount namespace for the record")
         ms_rec, ms_private, ms_nosuid, ms_nodev, ms_noexec = 16384, 1 << 18, 2, 4, 8
@@ -374,13 +387,36 @@ def _stage_record(owner: int) -> Path:
     return stage
 
 
+def _stage_over_limit(stage: Path) -> str | None:
+    used = 0
+    for folder, _, files in os.walk(stage):
+        for name in files:
+            with contextlib.suppress(OSError):
+                used += os.lstat(os.path.join(folder, name)).st_blocks * 512
+    return f"the record holds {used // 2**20} MB, above {RECORD_BYTES // 2**20} MB" if used > RECORD_BYTES else None
+
+
+def _remove_container(name: str) -> None:
+    import subprocess
+
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        subprocess.run(["docker", "rm", "--force", name], capture_output=True, timeout=60)
+
+
 def copy_record(stage: Path, out: Path, limit: int = RECORD_BYTES) -> None:
-    """The stage's regular files (top level, no link followed), into `out` as this process's, mode
-    0644: nothing the sandbox made keeps its owner or a setuid bit. Then the stage goes."""
+    """The stage's regular files (top level, no link followed), smallest first, into `out` as this
+    process's, mode 0644, up to `limit` bytes in all: nothing the sandbox made keeps its owner or a setuid
+    bit, and a flood of files does not crowd out the server's own small ones. Then the stage goes."""
     import shutil
 
+    def size(entry: os.DirEntry[str]) -> int:
+        try:
+            return entry.stat(follow_symlinks=False).st_size
+        except OSError:
+            return 0
+
     copied = 0
-    for entry in sorted(os.scandir(stage), key=lambda e: e.name):
+    for entry in sorted(os.scandir(stage), key=lambda e: (size(e), e.name)):
         if not entry.is_file(follow_symlinks=False) or copied >= limit:
             continue
         with contextlib.suppress(OSError):
@@ -409,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu-s", type=int, default=0, help="CPU seconds each process of the tree may use")
     parser.add_argument("--map-uid", type=int, help="run as root: the host uid of the sandbox user 65534")
     parser.add_argument("--record", type=Path, help=f"copy the record staged at {RECORD_STAGE} here at the end")
+    parser.add_argument("--shared-stage", action="store_true", help="stage the record in a plain host folder")
+    parser.add_argument("--remove-container", metavar="NAME", help="remove this Docker container at the end")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
     command = options.command[1:] if options.command[:1] == ["--"] else options.command
@@ -427,11 +465,12 @@ def main(argv: list[str] | None = None) -> int:
     stage = None
     if options.record is not None:
         try:
-            stage = _stage_record(options.map_uid if options.map_uid is not None else os.geteuid())
+            owner = options.map_uid if options.map_uid is not None else SANDBOX_ID if options.shared_stage else os.geteuid()
+            stage = _stage_record(owner if os.geteuid() == 0 else os.geteuid(), options.shared_stage)
         except OSError as exc:
             print(f"confine: cannot stage the record: {exc}", file=sys.stderr, flush=True)
             return 126
-        command = [str(stage) if arg == RECORD_STAGE else arg for arg in command]
+        command = [arg.replace(RECORD_STAGE, str(stage)) for arg in command]
     confinement = Confinement(command, options.memory_mb, options.max_procs, use_cgroup=not options.no_cgroup,
                               cpu_s=options.cpu_s, map_uid=options.map_uid)
     confinement.start()
@@ -445,13 +484,20 @@ def main(argv: list[str] | None = None) -> int:
         if stopping:
             exit_code = 128 + stopping[0]
             break
-        if (reason := confinement.over_limit()) is not None:
+        reason = None
+        if confinement.checking_now():
+            reason = confinement.over_limit()
+            if reason is None and stage is not None and options.shared_stage:
+                reason = _stage_over_limit(stage)
+        if reason is not None:
             print(f"sandbox stopped: {reason}", file=sys.stderr, flush=True)
             exit_code = 137
             break
         confinement.wait(WATCH_INTERVAL_S)
     confinement.kill_all()
     confinement.drain_stderr()
+    if options.remove_container:
+        _remove_container(options.remove_container)
     if stage is not None:
         copy_record(stage, options.record)
     return exit_code if exit_code >= 0 else 128 - exit_code
