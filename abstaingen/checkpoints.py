@@ -10,12 +10,22 @@ finished unit of work.
   seed has the same run key, reads them back instead of validating those environments again, and
   deletes the folder once it has published (or refused). Model calls need no checkpoint: the
   response cache already answers a rerun without a request.
+
+  A checkpoint is trusted no more than the folder it sits in: each carries an HMAC over the run key,
+  the code version, its stage and item and its result, under a key kept beside them (`.key`, mode
+  0600) that must be a regular file of the running user's. A checkpoint that was edited, written by
+  another code version or for another plan, or signed under another key is not read: its work is
+  redone.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import hmac
+import json
 import os
+import secrets
 import shutil
 import stat
 import tempfile
@@ -32,6 +42,8 @@ __all__ = ["Checkpoints", "DatasetLock"]
 M = TypeVar("M", bound=BaseModel)
 LOCK_FILE = ".run.lock"
 CHECKPOINTS_DIR = ".checkpoints"
+KEY_FILE = ".key"
+MAX_CHECKPOINT_BYTES = 256 * 2**20
 
 
 class DatasetLock:
@@ -76,13 +88,14 @@ class DatasetLock:
 
 
 class Checkpoints:
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, code_version: str = ""):
         self.folder = folder
+        self.code_version = code_version
 
     @classmethod
-    def for_run(cls, dataset_dir: Path, plan_fingerprint: str) -> Checkpoints:
-        """The checkpoints of every run of one plan (config with its seed, and seeds)."""
-        return cls(dataset_dir / CHECKPOINTS_DIR / plan_fingerprint[:24])
+    def for_run(cls, dataset_dir: Path, plan_fingerprint: str, code_version: str = "") -> Checkpoints:
+        """The checkpoints of every run of one plan (config with its seed, and seeds) by one code version."""
+        return cls(dataset_dir / CHECKPOINTS_DIR / plan_fingerprint[:24], code_version)
 
     @staticmethod
     def key(*parts: object) -> str:
@@ -91,20 +104,64 @@ class Checkpoints:
     def _file(self, stage: str, item: str) -> Path:
         return self.folder / f"{stage}-{item}.json"
 
-    def load(self, stage: str, item: str, model: type[M]) -> M | None:
-        """The saved result, or None when there is none (or it cannot be read: the work is redone)."""
-        path = self._file(stage, item)
+    def _secret(self, create: bool) -> bytes | None:
+        """The signing key, made on first use; None when the file there is not this user's own."""
+        path = self.folder.parent / KEY_FILE
         try:
-            return model.model_validate_json(path.read_bytes())
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            if not create:
+                return None
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            except OSError:
+                return None
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(secrets.token_bytes(32))
+            return self._secret(create=False)
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as stream:
+            info = os.fstat(stream.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+                return None
+            secret = stream.read(64)
+        return secret if len(secret) == 32 else None
+
+    def _mac(self, secret: bytes, stage: str, item: str, result: bytes) -> str:
+        bound = json.dumps([self.folder.name, self.code_version, stage, item]).encode()
+        return hmac.new(secret, bound + b"\n" + result, hashlib.sha256).hexdigest()
+
+    def load(self, stage: str, item: str, model: type[M]) -> M | None:
+        """The saved result, or None when there is none or it cannot be trusted (the work is redone)."""
+        secret = self._secret(create=False)
+        if secret is None:
+            return None
+        try:
+            fd = os.open(self._file(stage, item), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as stream:
+                if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                    return None
+                mac, _, result = stream.read(MAX_CHECKPOINT_BYTES + 1).partition(b"\n")
+            if len(result) > MAX_CHECKPOINT_BYTES or not hmac.compare_digest(
+                    mac.decode("ascii", errors="replace"), self._mac(secret, stage, item, result)):
+                return None
+            return model.model_validate_json(result)
         except (OSError, ValidationError, ValueError):
             return None
 
     def save(self, stage: str, item: str, result: BaseModel) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self._file(stage, item)
+        secret = self._secret(create=True)
+        if secret is None:
+            raise AbstaingenError(f"{self.folder.parent / KEY_FILE}: the checkpoints' key is not a private file of "
+                                  "this user's; remove it")
+        body = result.model_dump_json().encode()
         try:
             with tempfile.NamedTemporaryFile("wb", dir=self.folder, prefix=".", delete=False) as stream:
-                stream.write(result.model_dump_json().encode())
+                stream.write(self._mac(secret, stage, item, body).encode() + b"\n" + body)
                 stream.flush()
                 os.fsync(stream.fileno())
             os.replace(stream.name, path)
@@ -117,5 +174,5 @@ class Checkpoints:
     def clear(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
         parent = self.folder.parent
-        if parent.is_dir() and not any(parent.iterdir()):
-            parent.rmdir()
+        if parent.is_dir() and not any(p.name != KEY_FILE for p in parent.iterdir()):
+            shutil.rmtree(parent, ignore_errors=True)

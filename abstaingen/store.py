@@ -87,11 +87,14 @@ def write_bundle(bundle: EnvironmentBundle, folder: Path) -> None:
     _write_text(folder / IMPLEMENTATION_FILE, bundle.implementation)
 
 
-def read_bundle(folder: Path) -> EnvironmentBundle:
+def read_bundle(folder: Path, in_release: bool = False) -> EnvironmentBundle:
+    """A bundle folder; `in_release`: one of a release's, whose files must be regular files, not links."""
     if not folder.is_dir():
         raise AbstaingenError(f"{folder}: not a bundle folder (no such directory)")
     spec_path, source_path = folder / ENVIRONMENT_FILE, folder / IMPLEMENTATION_FILE
     for required in (spec_path, source_path):
+        if in_release:
+            require_release_file(required)
         if not required.is_file():
             raise AbstaingenError(f"{folder}: not a bundle folder ({required.name} is missing)")
     spec = _read_json(spec_path)
@@ -187,7 +190,7 @@ def earlier_releases(dataset_dir: Path) -> EarlierReleases:
     for folder, _ in release_versions(dataset_dir, "pairs"):
         try:
             _, pairs = load_release(folder)
-            bundles = {env_id: read_bundle(folder / ENVIRONMENTS_DIR / env_id)
+            bundles = {env_id: read_bundle(folder / ENVIRONMENTS_DIR / env_id, in_release=True)
                        for env_id in sorted({p.act.env_id for p in pairs})}
         except AbstaingenError as exc:
             raise AbstaingenError(f"cannot check the new release against earlier version {folder.name}: {exc}") from None
@@ -293,12 +296,25 @@ def _move_into_next_version(staging: Path, dataset_dir: Path, content: MF) -> MF
     raise AbstaingenError(f"{dataset_dir}: could not find a free version folder")
 
 
+def require_release_file(path: Path) -> Path:
+    """`path` is a regular file, not a link (a release's files are never followed out of it, nor read
+    from a FIFO or a device that would block or never end)."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return path  # missing: the reader says so in its own words
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a regular file"
+        raise AbstaingenError(f"{path}: is {kind}; a release holds regular files only")
+    return path
+
+
 def load_release(folder: Path) -> tuple[Release, list[TaskPair]]:
     """A task-pair release: its manifest and pairs."""
     manifest = read_manifest(folder)
     if not isinstance(manifest, Release):
         raise AbstaingenError(f"{folder}: holds {manifest.kind} records, not task pairs")
-    return manifest, read_pairs(folder / PAIRS_FILE)
+    return manifest, read_pairs(require_release_file(folder / PAIRS_FILE))
 
 
 def verify_release(
@@ -513,7 +529,7 @@ def read_manifest(folder: Path) -> Release | OodRelease:
     path = folder / MANIFEST_FILE
     if not path.is_file():
         raise AbstaingenError(f"{folder}: not a release ({MANIFEST_FILE} is missing)")
-    data = _read_json(path)
+    data = _read_json(require_release_file(path))
     kind = data.get("kind", "pairs") if isinstance(data, dict) else "pairs"
     manifest_type = MANIFEST_TYPES.get(kind) if isinstance(kind, str) else None
     if manifest_type is None:

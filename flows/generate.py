@@ -244,7 +244,7 @@ async def validate_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandb
     """Validate one environment's candidates, or take the result an interrupted run of the same
     plan saved for it."""
     logger = get_run_logger()
-    saved, item = Checkpoints(checkpoints), validation_item(bundle, pairs, sandbox)
+    saved, item = Checkpoints(checkpoints, code_version()), validation_item(bundle, pairs, sandbox)
     batch = saved.load("validate", item, ValidatedBatch)
     if batch is not None:
         logger.info("%s: %d of %d pairs accepted (validated by an earlier, interrupted run of this plan)",
@@ -432,7 +432,7 @@ async def _generate_with(plan: RunPlan, probe: ApiProbe, generators: dict[str, G
     # read under the dataset's lock: what the run must not repeat, and what it is checked against
     earlier = earlier_releases(dataset_dir)
     references = load_references(config.decontamination)
-    checkpoints = Checkpoints.for_run(dataset_dir, config.fingerprint(seeds))
+    checkpoints = Checkpoints.for_run(dataset_dir, config.fingerprint(seeds), code_version())
     if resumed := checkpoints.saved("validate"):
         logger.info("resuming an interrupted run of this plan: %d environments were already validated", resumed)
     provenance = Provenance(backend={stage: config.backend_for(stage) for stage in GENERATION_STAGES},

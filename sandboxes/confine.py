@@ -99,6 +99,20 @@ def _write_id_maps(pid: int, kuid: int) -> None:
     Path(f"/proc/{pid}/gid_map").write_text(f"0 0 1\n{SANDBOX_ID} {kuid} 1\n")
 
 
+STALE_AFTER_S = 60.0
+
+
+def remove_stale(parent: Path) -> None:
+    """Remove the empty sandbox cgroups a killed launcher left under `parent`. The kernel refuses to
+    remove a cgroup that holds a process, and one younger than a minute may be a launcher's that has
+    not joined it yet, so neither is touched."""
+    with contextlib.suppress(OSError):
+        for folder in parent.glob("abstaingen-*"):
+            with contextlib.suppress(OSError):
+                if time.time() - folder.stat().st_mtime > STALE_AFTER_S and not (folder / "cgroup.procs").read_text().strip():
+                    folder.rmdir()
+
+
 class Cgroup:
     """One fresh cgroup for the sandbox's tree, in v2 or in the v1 pids and memory hierarchies."""
 
@@ -131,6 +145,7 @@ class Cgroup:
         if own is None or not (root / "cgroup.controllers").is_file():
             return None
         parent = root / own.lstrip("/")
+        remove_stale(parent)
         folder = parent / name
         folder.mkdir()
         if not ((folder / "pids.max").exists() and (folder / "memory.max").exists()):
@@ -151,6 +166,7 @@ class Cgroup:
                 mount = Path("/sys/fs/cgroup") / controller
                 if own is None or not mount.is_dir():
                     raise OSError(f"no v1 {controller} hierarchy")
+                remove_stale(mount / own.lstrip("/"))
                 folder = mount / own.lstrip("/") / name
                 folder.mkdir()
                 folders.append(folder)

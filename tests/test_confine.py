@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -70,3 +72,56 @@ def test_a_setsid_daemon_dies_with_the_session(mode: list[str]) -> None:
     assert run.returncode == 0
     with pytest.raises(ProcessLookupError):
         os.kill(daemon, 0)
+
+
+def test_a_killed_launcher_s_cgroup_is_removed_by_the_next(tmp_path: Path) -> None:
+    """SIGKILL gives the launcher no chance to remove its cgroup; the next launcher removes it once it
+    is empty and old enough, and leaves a young one (another launcher's, not joined yet) alone."""
+    import signal as signals
+
+    from abstaingen.sandboxes.confine import remove_stale
+
+    launcher = subprocess.Popen([sys.executable, "-I", str(CONFINE), "--memory-mb", "256", "--max-procs", "16",
+                                 "--", sys.executable, "-c", "import time; time.sleep(60)"])
+    deadline = time.monotonic() + 30
+    folders: list[Path] = []
+    while not folders and time.monotonic() < deadline:
+        folders = [Path(f) for f in _cgroups_of_children(launcher.pid)]
+        time.sleep(0.05)
+    if not folders:
+        launcher.kill()
+        launcher.wait()
+        pytest.skip("this machine gives the launcher no cgroup")
+    os.kill(launcher.pid, signals.SIGKILL)
+    launcher.wait()
+    for folder in folders:  # the tree dies with its launcher (PDEATHSIG); the cgroup stays
+        while (folder / "cgroup.procs").read_text().strip() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert all(f.is_dir() for f in folders)
+    for folder in folders:
+        remove_stale(folder.parent)
+    assert all(f.is_dir() for f in folders)  # too young to be judged stale
+    old = time.time() - 3600
+    for folder in folders:
+        os.utime(folder, (old, old))
+        remove_stale(folder.parent)
+    assert not any(f.exists() for f in folders)
+
+
+def _cgroups_of_children(pid: int) -> list[str]:
+    """The abstaingen cgroups the children of `pid` are in."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            if entry.name.isdigit() and int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+                for line in (entry / "cgroup").read_text().splitlines():
+                    _, controllers, path = line.split(":", 2)
+                    if "abstaingen-" in path:
+                        mount = "unified" if controllers == "" else controllers.split(",")[0]
+                        root = Path("/sys/fs/cgroup") if Path("/sys/fs/cgroup/cgroup.controllers").exists() \
+                            else Path("/sys/fs/cgroup") / mount
+                        found.append(str(root / path.lstrip("/")))
+        except (OSError, ValueError):
+            continue
+    return found

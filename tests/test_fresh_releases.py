@@ -84,6 +84,24 @@ def test_an_unreadable_earlier_release_stops_the_run_with_its_name(tmp_path: Pat
         earlier_releases(tmp_path / "demo")
 
 
+@pytest.mark.parametrize("swap", ["a link to /dev/zero", "a FIFO", "a link out of the release"])
+def test_an_earlier_release_s_files_are_never_followed_or_waited_on(tmp_path: Path, swap: str) -> None:
+    """A pairs.jsonl turned into a link or a FIFO stops the run with one line, at once, reading nothing."""
+    import os
+
+    publish(tmp_path, pairs_of(11), 11)
+    pairs = tmp_path / "demo" / "v1" / "pairs.jsonl"
+    outside = tmp_path / "outside.jsonl"
+    outside.write_bytes(pairs.read_bytes())
+    pairs.unlink()
+    if swap == "a FIFO":
+        os.mkfifo(pairs)
+    else:
+        pairs.symlink_to("/dev/zero" if swap == "a link to /dev/zero" else outside)
+    with pytest.raises(AbstaingenError, match=r"earlier version v1: .*pairs.jsonl: is (a symbolic link|not a regular)"):
+        earlier_releases(tmp_path / "demo")
+
+
 def test_the_canary_is_drawn_once_per_dataset_and_carried_by_every_pair(tmp_path: Path) -> None:
     first = dataset_canary(tmp_path / "demo")
     assert "canary GUID" in first and first != dataset_canary(tmp_path / "other")

@@ -199,3 +199,18 @@ def test_the_run_lock_never_follows_a_link(tmp_path: Path) -> None:
     with pytest.raises(AbstaingenError, match="run lock"):
         DatasetLock(tmp_path).try_acquire()
     assert target.read_text() == "keep me\n"
+
+
+def test_an_edited_checkpoint_is_not_read(tmp_path: Path) -> None:
+    """A checkpoint someone changed, or one of another code version, is redone, not published."""
+    from abstaingen.checkpoints import Checkpoints
+    from abstaingen.model import CheckResult
+
+    saved = Checkpoints.for_run(tmp_path, "f" * 64, "1.0+abc")
+    saved.save("validate", "env-1", CheckResult(name="replay", passed=True, detail="an instruction"))
+    assert saved.load("validate", "env-1", CheckResult) == CheckResult(name="replay", passed=True, detail="an instruction")
+    assert Checkpoints.for_run(tmp_path, "f" * 64, "1.1+def").load("validate", "env-1", CheckResult) is None
+
+    path = saved.folder / "validate-env-1.json"
+    path.write_bytes(path.read_bytes().replace(b"an instruction", b"POISONED: transfer the balance"))
+    assert saved.load("validate", "env-1", CheckResult) is None
