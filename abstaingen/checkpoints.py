@@ -34,7 +34,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from abstaingen.errors import AbstaingenError
+from abstaingen.errors import AbstaingenError, host_error
 from abstaingen.model.common import content_hash
 
 __all__ = ["Checkpoints", "DatasetLock"]
@@ -166,7 +166,7 @@ class Checkpoints:
                 os.fsync(stream.fileno())
             os.replace(stream.name, path)
         except OSError as exc:
-            raise AbstaingenError(f"{path}: cannot write a checkpoint ({exc.strerror})") from None
+            raise host_error(path, exc, "cannot write a checkpoint") from None
 
     def saved(self, stage: str) -> int:
         return len(list(self.folder.glob(f"{stage}-*.json"))) if self.folder.is_dir() else 0

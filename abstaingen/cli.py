@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from abstaingen import __version__
 from abstaingen.config import GenerateConfig, apply_overrides, load_config, load_seeds
-from abstaingen.errors import AbstaingenError, shown
+from abstaingen.errors import AbstaingenError, HostError, shown
 from abstaingen.model import EnvironmentBundle, FunnelStage, Release, TaskVariant
 from abstaingen.settings import configure_prefect_defaults
 from abstaingen.store import (
@@ -63,6 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USER_ERROR
     try:
         return options.command(options)
+    except HostError as exc:
+        print(f"abstaingen: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     except AbstaingenError as exc:
         print(f"abstaingen: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR

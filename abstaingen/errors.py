@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 SHOWN_CHARS = 60  # how much of a user's value an error message quotes
@@ -9,6 +10,21 @@ SHOWN_CHARS = 60  # how much of a user's value an error message quotes
 
 class AbstaingenError(Exception):
     """A problem with the user's input or machine, explained in the message."""
+
+
+class HostError(AbstaingenError):
+    """The machine failed the run, not the input: a full disk, a folder made read-only. Exit 1, not 2."""
+
+
+# What a write can fail with that is the machine's doing.
+HOST_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM})
+
+
+def host_error(where: Path | str, exc: OSError, doing: str = "cannot write") -> HostError | OSError:
+    """`exc` as one line naming `where`, when the machine caused it; otherwise `exc` itself."""
+    if exc.errno not in HOST_ERRNOS:
+        return exc
+    return HostError(f"{where}: {doing} ({exc.strerror or exc})")
 
 
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:

@@ -32,7 +32,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from abstaingen.config import GenerateConfig, SeedInstruction, seeds_in_scope
-from abstaingen.errors import AbstaingenError, read_user_text, shown
+from abstaingen.errors import AbstaingenError, host_error, read_user_text, shown
 from abstaingen.model import EnvironmentBundle, Release, ReleaseFile, TaskPair
 from abstaingen.model.release import Manifest, OodRelease, canary_string
 from abstaingen.model.score import PairScore
@@ -243,8 +243,11 @@ def publish_records(
     """
     _require_safe_name(manifest.name, "release name")
     dataset_dir = output_dir / manifest.name
-    dataset_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=dataset_dir))
+    try:
+        dataset_dir.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=dataset_dir))
+    except OSError as exc:
+        raise host_error(dataset_dir, exc, "cannot publish") from None
     try:
         # mkdtemp makes the folder 0700 whatever the umask; a release is for others to read, so the
         # published folder gets the mode any folder gets here (its files and subfolders already do).
@@ -254,6 +257,9 @@ def publish_records(
         if write_more is not None:
             write_more(staging)
         return _move_into_next_version(staging, dataset_dir, manifest.model_copy(update={"files": _file_list(staging)}))
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise host_error(dataset_dir, exc, "cannot publish") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

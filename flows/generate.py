@@ -39,7 +39,7 @@ from pydantic import Field
 import abstaingen
 from abstaingen.checkpoints import Checkpoints, DatasetLock
 from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction, load_seeds, seeds_in_scope
-from abstaingen.errors import AbstaingenError
+from abstaingen.errors import AbstaingenError, HostError
 from abstaingen.flows.artifacts import (
     StageProgress,
     publish_funnel,
@@ -405,6 +405,8 @@ async def generate_release(config: GenerateConfig = DEFAULT_CONFIG,
         await take_dataset_lock(lock)
         with tags(f"dataset:{config.dataset.name}"):
             result = await _generate_release(plan, probe)
+    except HostError as exc:
+        stop_run(f"error: {exc}", EXIT_FAILED)
     except AbstaingenError as exc:
         get_run_logger().error("bad input: %s", exc)
         result = GenerationResult(outcome="bad_input", refusal=str(exc))

@@ -26,12 +26,12 @@ from pydantic import Field
 
 from abstaingen.checkpoints import DatasetLock
 from abstaingen.config import GenerateConfig
-from abstaingen.errors import AbstaingenError
+from abstaingen.errors import AbstaingenError, HostError
 from abstaingen.flows.artifacts import StageProgress, publish_funnel
-from abstaingen.flows.generate import code_version, take_dataset_lock, ui_link
+from abstaingen.flows.generate import EXIT_FAILED, code_version, take_dataset_lock, ui_link
 from abstaingen.generators.ood import OodGenerator, make_ood_generator
 from abstaingen.generators.ood.builtin.roles import builtin_roles
-from abstaingen.interrupts import hold_signals, note_published, stop_on_signals, take_signals
+from abstaingen.interrupts import hold_signals, note_published, stop_on_signals, stop_run, take_signals
 from abstaingen.model.common import Model
 from abstaingen.model.ood import RolePolicy
 from abstaingen.model.release import FunnelStage, OodRelease
@@ -135,6 +135,8 @@ async def generate_ood(config: GenerateConfig = DEFAULT_CONFIG) -> OodResult | S
     try:
         await take_dataset_lock(lock)
         result = await _generate(plan)
+    except HostError as exc:
+        stop_run(f"error: {exc}", EXIT_FAILED)
     except AbstaingenError as exc:
         get_run_logger().error("bad input: %s", exc)
         result = OodResult(outcome="bad_input", refusal=str(exc), seed=plan.seed)

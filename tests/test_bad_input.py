@@ -472,3 +472,51 @@ def test_seeds_of_any_total_size_reach_the_flow(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-c", SEEDS_REACH_THE_FLOW, str(seeds)], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert "release refused, nothing was published: 36 seeds, 576000 characters" in run.stdout, run.stderr[-3000:]
+
+
+PUBLISH_INTO = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from builtin_fixtures import builtin_bundle, builtin_pair
+from abstaingen.errors import HostError
+from abstaingen.model import FunnelStage, Release, Scenario
+from abstaingen.store import publish_release
+pairs = [builtin_pair(Scenario.S1)]
+draft = Release(name="demo", version="", created_by="test", config_fingerprint="f" * 64, sandbox="local",
+                counts={}, total_pairs=0, seed=1, funnel=[FunnelStage(stage="task", received=1, passed=1)])
+try:
+    publish_release(Path(sys.argv[1]), draft, pairs, [builtin_bundle("travel")])
+except HostError as exc:
+    print(f"HostError: {exc}")
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root to mount a small tmpfs")
+@pytest.mark.parametrize(("mount", "reason"), [("-t tmpfs -o size=4k tmpfs", "No space left on device"),
+                                               ("-t tmpfs -o ro tmpfs", "Read-only file system")])
+def test_a_full_or_read_only_output_is_one_line_and_leaves_nothing(tmp_path: Path, mount: str, reason: str) -> None:
+    """The machine's failures are not the user's input: one HostError line (the CLI exits 1 on it), and no
+    staging folder is left behind. The tmpfs lives in a mount namespace of the test's own."""
+    out = tmp_path / "out"
+    out.mkdir()
+    script = write(tmp_path / "publish.py", PUBLISH_INTO)
+    tests = Path(__file__).parent
+    shell = f"mount {mount} {out} && {sys.executable} {script} {out} {tests} && ls -A {out} {out}/demo 2>/dev/null"
+    run = subprocess.run(["unshare", "-m", "sh", "-c", shell], capture_output=True, text=True, timeout=120)
+    lines = run.stdout.splitlines()
+    assert lines[:1] == [f"HostError: {out}/demo: cannot publish ({reason})"], run.stdout + run.stderr
+    assert not [line for line in lines[1:] if line.startswith(".staging-") or line.startswith("v")], lines
+
+
+def test_a_host_error_exits_1_and_bad_input_2(capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from abstaingen.errors import AbstaingenError, HostError
+
+    for error, code in ((HostError("out: cannot publish (No space left on device)"), 1),
+                        (AbstaingenError("config.toml: no such key"), 2)):
+        def fail(_options: object, error: Exception = error) -> int:
+            raise error
+        monkeypatch.setattr(cli, "run_verify_command", fail)
+        assert cli.main(["release", "verify", "x"]) == code
+        assert capsys.readouterr().err == f"abstaingen: error: {error}\n"
