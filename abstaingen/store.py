@@ -640,9 +640,20 @@ def bundle_in_scratch(bundle: EnvironmentBundle) -> Iterator[Path]:
         yield folder
 
 
-def remove_scratch() -> None:
-    for folder in Path(tempfile.gettempdir()).glob(f"abstaingen-{os.getpid()}-*"):
+def remove_scratch(pid: int | None = None) -> None:
+    """Remove the scratch folders of this process, or of `pid`."""
+    for folder in Path(tempfile.gettempdir()).glob(f"abstaingen-{pid or os.getpid()}-*"):
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def scratch_owners() -> set[int]:
+    """The process ids that scratch folders are named after (this process's and the sandbox launchers')."""
+    owners = set()
+    for folder in Path(tempfile.gettempdir()).glob("abstaingen-*-*"):
+        owner = folder.name.split("-")[1]
+        if owner.isdigit():
+            owners.add(int(owner))
+    return owners
 
 
 # --- small file helpers --------------------------------------------------------------------------

@@ -77,6 +77,8 @@ from abstaingen.sandboxes.backends import (
     SandboxLimits,
     child_processes,
     get_backend,
+    mark_run_owner,
+    orphans_of_dead_runs,
     select_backend,
     stop_local_sandboxes,
 )
@@ -88,6 +90,7 @@ from abstaingen.store import (
     release_folder,
     remove_scratch,
     require_writable_dir,
+    scratch_owners,
 )
 from abstaingen.validators.decontaminate import load_references
 from abstaingen.validators.judge import JudgedBatch, committee_for_run, judge_environment, open_committee
@@ -150,6 +153,19 @@ def sweep_sandboxes(backend: str) -> None:
     if backend == "docker":
         with contextlib.suppress(Exception):  # the engine itself may be what failed
             DockerBackend().sweep()
+
+
+def clean_up_after_dead_runs() -> None:
+    """What runs killed with SIGKILL left behind, which had no chance to clean up: Prefect's temporary
+    server (it keeps serving), sandbox containers, and scratch folders. Each is known by the process
+    that made it, and only that process's death makes it this run's to remove."""
+    for pid in orphans_of_dead_runs():
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    for pid in scratch_owners():
+        if not Path(f"/proc/{pid}").exists():
+            remove_scratch(pid)
+    sweep_sandboxes("docker")
 
 
 def abandon_run() -> None:
@@ -567,6 +583,8 @@ def run_generate(config: GenerateConfig, seeds_path: Path | None = None) -> Gene
     Raises AbstaingenError for bad input; returns the result, published or refused."""
     seeds_path = seeds_path.resolve() if seeds_path is not None else None
     chosen = plan_run(config, seeds_path).config.sandbox.backend
+    mark_run_owner()
+    clean_up_after_dead_runs()
     try:
         with stop_on_signals(abandon_run):
             run = generate_release.with_options(task_runner=build_task_runner(config.orchestration))

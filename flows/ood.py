@@ -28,7 +28,13 @@ from abstaingen.checkpoints import DatasetLock
 from abstaingen.config import GenerateConfig
 from abstaingen.errors import AbstaingenError, HostError
 from abstaingen.flows.artifacts import StageProgress, publish_funnel
-from abstaingen.flows.generate import EXIT_FAILED, code_version, take_dataset_lock, ui_link
+from abstaingen.flows.generate import (
+    EXIT_FAILED,
+    clean_up_after_dead_runs,
+    code_version,
+    take_dataset_lock,
+    ui_link,
+)
 from abstaingen.generators.ood import OodGenerator, make_ood_generator
 from abstaingen.generators.ood.builtin.roles import builtin_roles
 from abstaingen.interrupts import hold_signals, note_published, stop_on_signals, stop_run, take_signals
@@ -51,6 +57,7 @@ from abstaingen.ood.pipeline import (
     role_items,
 )
 from abstaingen.progress import report
+from abstaingen.sandboxes.backends import mark_run_owner
 from abstaingen.store import dataset_canary, publish_records, release_folder, require_writable_dir
 
 
@@ -212,6 +219,8 @@ def run_ood(config: GenerateConfig) -> OodResult:
     """Entry point for the CLI and tests: pre-flight here (bad input is one line before Prefect starts),
     then the flow. Raises AbstaingenError for bad input; returns the result, published or refused."""
     plan_run(config)
+    mark_run_owner()
+    clean_up_after_dead_runs()
     with stop_on_signals(lambda: None):
         state: State[Any] = asyncio.run(generate_ood(config, return_state=True))  # type: ignore[arg-type]
     result = state.result(raise_on_failure=False)

@@ -348,10 +348,41 @@ def process_start(pid: int | None = None) -> str:
 
 def owner_is_gone(labels: dict[str, str]) -> bool:
     """True when a container's labels name a process of this machine's boot that no longer runs."""
-    pid, started = labels.get(OWNER_LABEL, ""), labels.get(STARTED_LABEL, "")
-    if not pid.isdigit() or not started.startswith(_boot_id() + ":"):
-        return False  # another machine's (or an older abstaingen's) container: not ours to judge
+    return process_is_gone(labels.get(OWNER_LABEL, ""), labels.get(STARTED_LABEL, ""))
+
+
+def process_is_gone(pid: str, started: str) -> bool:
+    """True when `pid`, started at `started` (process_start) in this machine's boot, no longer runs."""
+    if not pid.isdigit() or not started.startswith(_boot_id() + ":") or started.endswith(":None"):
+        return False  # another machine's (or an older abstaingen's, or a made-up one): not ours to judge
     return process_start(int(pid)) != started
+
+
+RUN_OWNER_ENV = "ABSTAINGEN_RUN_OWNER"  # pid:start of the run; the processes it starts inherit it
+
+
+def mark_run_owner() -> None:
+    """Label this process's environment, so that what it starts (Prefect's temporary server) can be
+    told apart, and ended by a later run, once this process has died without stopping it."""
+    os.environ.setdefault(RUN_OWNER_ENV, f"{os.getpid()}:{process_start()}")
+
+
+def orphans_of_dead_runs() -> list[int]:
+    """Processes that carry the owner label of a run that no longer runs."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        for variable in environ.split(b"\0"):
+            if variable.startswith(RUN_OWNER_ENV.encode() + b"="):
+                pid, _, started = variable.split(b"=", 1)[1].decode(errors="replace").partition(":")
+                if process_is_gone(pid, started):
+                    found.append(int(entry.name))
+    return found
 
 
 @functools.cache

@@ -388,7 +388,7 @@ def _stage_record(owner: int, shared: bool) -> Path:
     not `shared`: a tmpfs of RECORD_BYTES, mounted in a mount namespace of this process alone."""
     import tempfile
 
-    stage = Path(tempfile.mkdtemp(prefix="abstaingen-record-"))
+    stage = Path(tempfile.mkdtemp(prefix=f"abstaingen-{os.getpid()}-record-"))  # named as store.scratch_folder
     if os.geteuid() == 0 and shared:
         os.chown(stage, owner, owner)
     elif os.geteuid() == 0:

@@ -214,3 +214,35 @@ def test_an_edited_checkpoint_is_not_read(tmp_path: Path) -> None:
     path = saved.folder / "validate-env-1.json"
     path.write_bytes(path.read_bytes().replace(b"an instruction", b"POISONED: transfer the balance"))
     assert saved.load("validate", "env-1", CheckResult) is None
+
+
+def test_what_a_killed_run_left_is_cleaned_up_by_the_next(tmp_path: Path) -> None:
+    """A run killed with SIGKILL leaves Prefect's temporary server serving and its scratch folders; the
+    next run ends and removes them, by the owner label they carry, and leaves a live run's alone."""
+    import shutil
+    import tempfile
+
+    from abstaingen.flows.generate import clean_up_after_dead_runs
+    from abstaingen.sandboxes.backends import RUN_OWNER_ENV, process_start
+
+    dead_run = subprocess.run([sys.executable, "-c", "import os; from abstaingen.sandboxes.backends import "
+                               "process_start; print(os.getpid(), process_start())"], capture_output=True, text=True)
+    dead_pid, dead_start = dead_run.stdout.split()
+    dead_label = f"{dead_pid}:{dead_start}"  # the label a run made of itself; it has ended since
+    live_label = f"{os.getpid()}:{process_start()}"
+    sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
+    orphan = subprocess.Popen(sleeper, env={**os.environ, RUN_OWNER_ENV: dead_label})
+    kept = subprocess.Popen(sleeper, env={**os.environ, RUN_OWNER_ENV: live_label})
+    dead_scratch = Path(tempfile.mkdtemp(prefix=f"abstaingen-{dead_pid}-env-"))
+    live_scratch = Path(tempfile.mkdtemp(prefix=f"abstaingen-{os.getpid()}-env-"))
+    try:
+        clean_up_after_dead_runs()
+        assert orphan.wait(timeout=30) == -signal.SIGTERM
+        assert kept.poll() is None
+        assert not dead_scratch.exists() and live_scratch.exists()
+    finally:
+        for process in (orphan, kept):
+            process.kill()
+            process.wait()
+        shutil.rmtree(live_scratch, ignore_errors=True)
+        shutil.rmtree(dead_scratch, ignore_errors=True)
