@@ -32,6 +32,7 @@ if __name__ == "__main__" and sys.flags.hash_randomization:
 
 import argparse
 import asyncio
+import datetime
 import hashlib
 import io
 import json
@@ -39,6 +40,7 @@ import resource
 import secrets
 import selectors
 import signal
+import time
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -79,6 +81,46 @@ class ResultTooLarge(Exception):
     pass
 
 
+# The wall clock every handler sees: a result that depended on when it ran would pass replay today and
+# fail it tomorrow. Monotonic clocks (timeouts) keep running.
+FROZEN_CLOCK = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+
+
+def freeze_clock() -> None:
+    """Make `time` and `datetime` tell FROZEN_CLOCK, for code loaded after this call."""
+    frozen = FROZEN_CLOCK.timestamp()
+
+    class FrozenDate(datetime.date):
+        @classmethod
+        def today(cls) -> Any:
+            return cls.fromordinal(FROZEN_CLOCK.toordinal())
+
+    class FrozenDateTime(datetime.datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> Any:
+            moment = FROZEN_CLOCK if tz is not None else FROZEN_CLOCK.replace(tzinfo=None)
+            return cls.fromtimestamp(frozen, tz) if tz is not None else cls(*moment.timetuple()[:6])
+
+        @classmethod
+        def utcnow(cls) -> Any:
+            return cls(*FROZEN_CLOCK.timetuple()[:6])
+
+        @classmethod
+        def today(cls) -> Any:
+            return cls.utcnow()
+
+    datetime.date, datetime.datetime = FrozenDate, FrozenDateTime  # type: ignore[misc]
+    time.time, time.time_ns = (lambda: frozen), (lambda: int(frozen) * 10**9)  # type: ignore[assignment]
+    now = _gmtime(frozen)
+    time.localtime = time.gmtime = lambda seconds=None: now if seconds is None else _gmtime(seconds)  # type: ignore[assignment]
+    time.strftime = lambda form, moment=None: _strftime(form, now if moment is None else moment)  # type: ignore[assignment]
+    time.ctime = lambda seconds=None: _asctime(now if seconds is None else _gmtime(seconds))  # type: ignore[assignment]
+    time.asctime = lambda moment=None: _asctime(now if moment is None else moment)  # type: ignore[assignment]
+
+
+_gmtime, _strftime, _asctime = time.gmtime, time.strftime, time.asctime
+
+
 class Environment:
     """The bundle's tools over a JSON state, with a task overlay and an execution log."""
 
@@ -95,6 +137,7 @@ class Environment:
         self.reset({})
 
     def _load(self, path: Path) -> dict:
+        freeze_clock()
         namespace: dict[str, Any] = {"__name__": "implementation"}
         exec(compile(path.read_text(), str(path), "exec"), namespace)  # inside the sandbox only
         return {name: fn for name, fn in namespace.items() if callable(fn) and name in self.tools}

@@ -270,13 +270,34 @@ def get_ticket(state, booking_id):
         pass
 """,
     "depend on the process": """
-import sys
+import datetime, sys, time
 def get_ticket(state, booking_id):
     if sys.flags.hash_randomization:
         raise ValueError('LEAK str hashes differ from one sandbox to the next')
+    first = (datetime.datetime.now(), datetime.date.today(), time.time(), time.strftime('%c'))
+    time.sleep(1.1)
+    if (datetime.datetime.now(), datetime.date.today(), time.time(), time.strftime('%c')) != first:
+        raise ValueError('LEAK the clock moves: a result that reads it would differ on replay')
+""",
+    "reach os through a runtime-built __match_args__ (the round-3 gate bypass)": """
+import typing
+def get_ticket(state, booking_id):
+    t = typing.get_origin(typing.Type)
+    name = '_' * 2 + 'globals' + '_' * 2
+    meta = t('M', (t,), {'_' * 2 + 'instancecheck' + '_' * 2: lambda cls, obj: True})
+    matcher = meta('C', (), {'_' * 2 + 'match_args' + '_' * 2: (name,)})
+    match get_ticket:
+        case matcher(found):
+            os = found['_' * 2 + 'builtins' + '_' * 2]['_' * 2 + 'import' + '_' * 2]('os')
+    for folder in FOLDERS:
+        try:
+            os.close(os.open(os.path.join(folder, MARKER), os.O_WRONLY | os.O_CREAT))
+        except OSError:
+            pass
 """,
 }
-ON_LOCAL_TOO = {"depend on the process", "fork bomb", "hold more memory than the sandbox has, across processes", "leave a daemon behind"}
+ON_LOCAL_TOO = {"depend on the process", "fork bomb", "hold more memory than the sandbox has, across processes",
+                "leave a daemon behind"}
 
 
 KEYCTL = {"x86_64": 250, "aarch64": 219}
@@ -376,11 +397,6 @@ def host(tmp_path: Path) -> Iterator[Host]:
     watched.close()
 
 
-@pytest.fixture
-def no_gate(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(validate, "check_code", lambda _: CheckResult(name="code_gate", passed=True, detail="off"))
-
-
 def hostile(source: str) -> EnvironmentBundle:
     return TRAVEL.model_copy(update={"origin": "llm", "implementation": TRAVEL.implementation + "\n" + source + RETURN})
 
@@ -393,9 +409,14 @@ CASES = [pytest.param(name, backend.values[0], marks=backend.marks, id=f"{name} 
          for name in ATTACKS for backend in [*ISOLATED, *([pytest.param("local")] if name in ON_LOCAL_TOO else [])]]
 
 
-@pytest.mark.usefixtures("no_gate")
+@pytest.mark.parametrize("gate", ["gate off", "gate on"])
 @pytest.mark.parametrize(("attack", "backend"), CASES)
-def test_the_sandbox_contains_it(attack: str, backend: str, host: Host) -> None:
+def test_the_sandbox_contains_it(attack: str, backend: str, gate: str, host: Host,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the gate off the attack runs in the sandbox, which must hold; with it on, the gate may stop it
+    first, and the host must be untouched either way."""
+    if gate == "gate off":
+        monkeypatch.setattr(validate, "check_code", lambda _: CheckResult(name="code_gate", passed=True, detail="off"))
     batch = run(hostile(host.fill(ATTACKS[attack])), backend)
     assert len(batch.accepted) + len(batch.rejected) == 1  # the run went on and accounted for the pair
     report = json.dumps([p.validation.model_dump(mode="json") for p in batch.rejected + batch.accepted])
@@ -555,3 +576,66 @@ def test_a_call_that_spins_ends_its_server_at_the_call_deadline(backend: str, tm
             return time.monotonic() - started
 
     assert anyio.run(call_once) < 30  # the deadline is 2 s; the rest is a loaded machine's slack
+
+
+CLIENT = """
+import json, subprocess, sys, time
+serve = subprocess.Popen([sys.executable, '-m', 'abstaingen', 'env', 'serve', sys.argv[1], '--sandbox', sys.argv[2]],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def send(message):
+    serve.stdin.write((json.dumps(message) + '\\n').encode())
+    serve.stdin.flush()
+send({'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {'protocolVersion': '2025-06-18',
+      'capabilities': {}, 'clientInfo': {'name': 'client', 'version': '1'}}})
+serve.stdout.readline()
+send({'jsonrpc': '2.0', 'method': 'notifications/initialized'})
+send({'jsonrpc': '2.0', 'id': 2, 'method': 'tools/call', 'params': {'name': 'get_ticket', 'arguments': {'booking_id': 'x'}}})
+print(serve.pid, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+def test_env_serve_dies_with_a_client_killed_mid_call(backend: str, tmp_path: Path) -> None:
+    """SIGKILL of the client leaves the server's launcher an orphan: it must take its sandbox down (the
+    bwrap tree, or the container) instead of spinning on."""
+    import docker
+
+    from abstaingen.sandboxes.backends import OWNER_LABEL
+
+    # It ignores the call deadline's SIGALRM: only the client's death can end it before the CPU cap.
+    spin = TRAVEL.model_copy(update={"implementation": TRAVEL.implementation + "\nimport signal\n"
+                                     "def get_ticket(state, booking_id):\n"
+                                     "    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+                                     "    while True:\n        pass\n"})
+    write_bundle(spin, tmp_path / spin.env_id)
+    script = tmp_path / "client.py"
+    script.write_text(CLIENT)
+    client = subprocess.Popen([sys.executable, str(script), str(tmp_path / spin.env_id), backend],
+                              stdout=subprocess.PIPE, text=True)
+    assert client.stdout is not None
+    serve_pid = int(client.stdout.readline())
+    time.sleep(1)  # the call is spinning
+    client.kill()
+    client.wait()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (Path(f"/proc/{serve_pid}").exists() or _spinning(str(tmp_path))):
+        time.sleep(0.2)
+    assert not Path(f"/proc/{serve_pid}").exists(), "the launcher outlived its client"
+    assert not _spinning(str(tmp_path)), "the sandbox outlived its client"
+    if backend == "docker":
+        containers = docker.from_env().containers.list(all=True, filters={"label": f"{OWNER_LABEL}={serve_pid}"})
+        assert containers == []
+
+
+def _spinning(marker: str) -> list[int]:
+    """Processes of this test's sandbox still running: the launcher, bwrap (the runtime inside dies with
+    its PID namespace) or the docker client, each of which names the test's own folder."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 from builtin_fixtures import builtin_bundle
@@ -35,3 +36,15 @@ def test_hostile_code_labelled_builtin_is_untrusted() -> None:
     refused = check_sandbox_policy(lying, get_backend("local"), allow_unsandboxed=False)
     assert not refused.passed and "did not write" in refused.detail
     assert check_sandbox_policy(bundle, get_backend("local"), allow_unsandboxed=False).passed
+
+
+def test_env_serve_refuses_a_lying_bundle_on_the_local_backend(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from abstaingen import cli
+    from abstaingen.store import write_bundle
+
+    monkeypatch.setattr(cli, "_exec_server", lambda params: pytest.fail("it would have served the code"))
+    bundle = builtin_bundle("travel")
+    write_bundle(bundle.model_copy(update={"implementation": bundle.implementation + "\nimport os\n"}), tmp_path / "b")
+    assert cli.main(["env", "serve", str(tmp_path / "b"), "--sandbox", "local"]) == 2
+    assert "holds code abstaingen did not write (origin builtin)" in capsys.readouterr().err
