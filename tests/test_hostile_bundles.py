@@ -34,13 +34,20 @@ CONTAINED = {
 }
 
 
+def unsandboxed(backend: str) -> bool:
+    """Code that is not the builtin generator's runs on `local` only when the user allows it, as here:
+    these tests are about the caps and faults every backend handles, not about trust."""
+    return backend == "local"
+
+
 def hostile(source: str) -> EnvironmentBundle:
     return TRAVEL.model_copy(update={"implementation": TRAVEL.implementation + "\n\n" + source})
 
 
 def failures(bundle: EnvironmentBundle, backend: str) -> list[str]:
     limits = SandboxLimits(call_timeout_s=3, memory_mb=512)
-    batch = validate_pairs(bundle, [builtin_pair(Scenario.S1)], get_backend(backend, limits))
+    batch = validate_pairs(bundle, [builtin_pair(Scenario.S1)], get_backend(backend, limits),
+                           allow_unsandboxed=unsandboxed(backend))
     return [f"{c.name}: {c.detail}" for p in batch.rejected for c in p.validation.failures()]
 
 
@@ -72,7 +79,8 @@ def test_a_hung_sandbox_fails_one_pair_and_the_next_pairs_still_run(backend: str
     assert doomed != TRAVEL.initial_state["bookings"][0]["id"]  # the environment checks read that one
     source = (f"def get_booking(state, booking_id):\n    while booking_id == {doomed!r}:\n        pass\n"
               "    return dict(_record(state, booking_id))\n")
-    batch = validate_pairs(hostile(source), pairs, get_backend(backend, SandboxLimits(call_timeout_s=3)))
+    batch = validate_pairs(hostile(source), pairs, get_backend(backend, SandboxLimits(call_timeout_s=3)),
+                           allow_unsandboxed=unsandboxed(backend))
     reasons = {p.pair_id: [f"{c.name}: {c.detail}" for c in p.validation.failures()] for p in batch.rejected}
     assert list(reasons) == [pairs[0].pair_id]
     assert reasons[pairs[0].pair_id][0].startswith("infrastructure: the sandbox failed on 2 attempts")
@@ -99,17 +107,24 @@ def test_llm_written_code_needs_isolation_or_an_explicit_flag(origin: str, backe
 
 @pytest.mark.parametrize("backend", [DOCKER])
 def test_no_container_is_left_behind(backend: str) -> None:
+    """Counts this process's containers only: another abstaingen run on the same engine has its own."""
+    import os
+
     import docker
+
+    from abstaingen.sandboxes.backends import OWNER_LABEL
 
     source, _ = CONTAINED["infinite loop"]
     failures(hostile(source), backend)
-    assert docker.from_env().containers.list(all=True, filters={"label": "abstaingen.sandbox=1"}) == []
+    assert docker.from_env().containers.list(all=True, filters={"label": f"{OWNER_LABEL}={os.getpid()}"}) == []
 
 
 def test_an_episode_that_outlasts_its_limit_fails_its_pair() -> None:
-    slow = hostile("def get_ticket(state, booking_id):\n    n = 0\n    for i in range(10 ** 7):\n        n += i\n"
+    # A call of seconds (10**8 additions), far under the call deadline and far over the episode's, on
+    # a fast machine or a loaded one.
+    slow = hostile("def get_ticket(state, booking_id):\n    n = 0\n    for i in range(10 ** 8):\n        n += i\n"
                    "    return {'booking_id': booking_id, 'fare': _record(state, booking_id)['fare']}\n")
-    limits = SandboxLimits(call_timeout_s=5, episode_timeout_s=0.3)  # each call is fine, the episode is not
-    batch = validate_pairs(slow, [builtin_pair(Scenario.S1)], get_backend("local", limits))
+    limits = SandboxLimits(call_timeout_s=120, episode_timeout_s=0.3)  # each call is fine, the episode is not
+    batch = validate_pairs(slow, [builtin_pair(Scenario.S1)], get_backend("local", limits), allow_unsandboxed=True)
     details = [c.detail for p in batch.rejected for c in p.validation.failures()]
     assert any("did not finish within 0.3 s" in d for d in details), details
