@@ -16,6 +16,8 @@ thing to put this one back.
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 import signal
 import sys
@@ -44,6 +46,7 @@ def stop_run(reason: str, exit_code: int) -> NoReturn:
     failure the run cannot report through Prefect (its API is gone)."""
     for number in STOPPING:
         signal.signal(number, signal.SIG_IGN)  # a second Ctrl-C must not cut the cleanup short
+    logging.raiseExceptions = False  # log handlers whose API died (Prefect's) keep quiet from here on
     for step in reversed(_cleanup):
         try:
             step()
@@ -55,9 +58,22 @@ def stop_run(reason: str, exit_code: int) -> NoReturn:
 
 
 def _say(line: str) -> None:
-    """Straight to fd 2: within a flow Prefect turns print() into a log record with a prefix."""
+    """Straight to fd 2 (within a flow Prefect turns print() into a log record with a prefix), on a line
+    of its own: Prefect's API log handler writes its error without a newline."""
     sys.stderr.flush()
-    os.write(2, (line + "\n").encode())
+    fresh = getattr(sys.stderr, "at_line_start", True)
+    os.write(2, ("" if fresh else "\n").encode() + (line + "\n").encode())
+
+
+class LineEnds(io.TextIOWrapper):
+    """stderr that knows whether what was last written to it ended a line."""
+
+    at_line_start = True
+
+    def write(self, text: str) -> int:
+        if text:
+            self.at_line_start = text.endswith("\n")
+        return super().write(text)
 
 
 def publishing() -> bool:
@@ -95,9 +111,17 @@ def stop_on_signals(cleanup: Callable[[], None]) -> Iterator[None]:
     _published.clear()
     previous = {number: signal.getsignal(number) for number in STOPPING}
     take_signals()
+    stderr = sys.stderr
+    if isinstance(stderr, io.TextIOWrapper) and not isinstance(stderr, LineEnds):
+        stderr.flush()
+        sys.stderr = LineEnds(stderr.buffer, encoding=stderr.encoding, errors=stderr.errors, line_buffering=True)
     try:
         yield
     finally:
+        if sys.stderr is not stderr:
+            sys.stderr.flush()
+            sys.stderr.detach()  # the buffer stays the original stream's
+            sys.stderr = stderr
         _cleanup.remove(cleanup)
         for number, handler in previous.items():
             signal.signal(number, handler)

@@ -386,7 +386,8 @@ def test_serve_record_that_is_a_file(
     bundle_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], no_exec: None
 ) -> None:
     record = write(tmp_path / "log", "earlier log\n")
-    assert cli.main(["env", "serve", str(bundle_dir), "--sandbox", "local", "--record", str(record)]) == 2
+    assert cli.main(["env", "serve", str(bundle_dir), "--sandbox", "local", "--allow-unsandboxed",
+                     "--record", str(record)]) == 2
     one_error_line(capsys, f"--record {record}: cannot be used as a folder")
     assert record.read_text() == "earlier log\n"
 

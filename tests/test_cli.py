@@ -233,9 +233,10 @@ def pairs_file(tmp_path: Path, make_pair: PairFactory) -> Path:
 
 
 def test_serve_passes_the_bundle_and_record_dir(bundle_dir: Path, tmp_path: Path, fake_runtime: FakeExec) -> None:
-    assert cli.main(["env", "serve", str(bundle_dir), "--record", str(tmp_path / "rec"), "--sandbox", "local"]) == 0
-    assert fake_runtime.argv[-5:] == [str(bundle_dir.resolve()), "--memory-mb", "1024", "--record",
-                                      str((tmp_path / "rec").resolve())]
+    assert cli.main(["env", "serve", str(bundle_dir), "--record", str(tmp_path / "rec"), "--sandbox", "local",
+                     "--allow-unsandboxed"]) == 0  # a hand-made bundle: not the builtin generator's code
+    assert fake_runtime.argv[-7:] == [str(bundle_dir.resolve()), "--memory-mb", "1024", "--call-timeout-s", "10.0",
+                                      "--record", str((tmp_path / "rec").resolve())]
     assert (tmp_path / "rec").is_dir()
 
 
@@ -249,13 +250,12 @@ def test_serve_applies_the_tasks_overlay(bundle_dir: Path, pairs_file: Path, fak
 def test_serve_runs_in_the_strongest_sandbox_by_default(bundle_dir: Path, fake_runtime: FakeExec) -> None:
     from abstaingen.sandboxes.backends import CONFINE, select_backend
 
-    assert cli.main(["env", "serve", str(bundle_dir)]) == 0
+    assert cli.main(["env", "serve", str(bundle_dir), "--allow-unsandboxed"]) == 0
     chosen, params = select_backend("auto").name, fake_runtime.params
-    if chosen == "docker":
-        assert params.command == "docker"
-    else:  # local and bwrap start under the launcher that caps and reaps the sandbox's tree
-        assert params.command == sys.executable and str(CONFINE) in params.args
-        assert ("bwrap" in params.args) is (chosen == "bwrap")
+    # every backend starts under the launcher that caps and reaps the sandbox's tree (docker: the client)
+    assert params.command == sys.executable and str(CONFINE) in params.args
+    assert ("bwrap" in params.args) is (chosen == "bwrap")
+    assert ("docker" in params.args) is (chosen == "docker")
 
 
 def test_serve_refuses_llm_code_outside_a_sandbox(
@@ -263,7 +263,7 @@ def test_serve_refuses_llm_code_outside_a_sandbox(
 ) -> None:
     write_bundle(tiny_bundle.model_copy(update={"origin": "llm"}), tmp_path / "llm")
     assert cli.main(["env", "serve", str(tmp_path / "llm"), "--sandbox", "local"]) == 2
-    assert_one_error_line(capsys, "LLM-written code")
+    assert_one_error_line(capsys, "holds code abstaingen did not write (origin llm)")
     assert fake_runtime.params is None
     assert cli.main(["env", "serve", str(tmp_path / "llm"), "--sandbox", "local", "--allow-unsandboxed"]) == 0
 
