@@ -118,7 +118,7 @@ def stop_on_signals(cleanup: Callable[[], None]) -> Iterator[None]:
     try:
         yield
     finally:
-        if sys.stderr is not stderr:
+        if isinstance(sys.stderr, LineEnds):
             sys.stderr.flush()
             sys.stderr.detach()  # the buffer stays the original stream's
             sys.stderr = stderr
