@@ -223,8 +223,9 @@ def sandbox_host_uid() -> int:
 
 
 def _folders_above(path: str) -> list[str]:
-    """The folders between / and `path`, outermost first, that the system folders do not provide."""
-    parents = [str(p) for p in reversed(Path(path).parents) if str(p) != "/"]
+    """The folders between / and `path`, outermost first, that neither the system folders nor the
+    scratch tmpfs (/tmp, whose mode must stay 1777) provide."""
+    parents = [str(p) for p in reversed(Path(path).parents) if str(p) not in ("/", "/tmp")]
     return [p for p in parents if not any(p == s or p.startswith(s + "/") for s in SYSTEM_FOLDERS)]
 
 

@@ -54,7 +54,6 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 WATCH_INTERVAL_S = 0.05
 PAGE = os.sysconf("SC_PAGE_SIZE")
-PR_SET_PDEATHSIG_SELF = PR_SET_PDEATHSIG
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNS = 0x00020000
 KEYCTL_JOIN_SESSION_KEYRING = 1
@@ -63,7 +62,6 @@ SANDBOX_ID = 65534
 STDERR_BYTES = 2**20
 RECORD_STAGE = "/ABSTAINGEN_RECORD_STAGE"  # replaced in COMMAND's arguments by the stage's path
 RECORD_BYTES = 64 * 2**20
-
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 
@@ -475,14 +473,16 @@ def main(argv: list[str] | None = None) -> int:
     for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(number, lambda signum, _frame: stopping.append(signum))
     parent = os.getppid()
-    _prctl(PR_SET_PDEATHSIG_SELF, signal.SIGTERM)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent or parent == 1:  # the parent was gone before the signal was armed
         stopping.append(signal.SIGTERM)
     stage = None
     if options.record is not None:
+        # Who writes the record: the caller itself, unless root starts the sandbox: then bwrap's mapped
+        # uid, or Docker's container user.
+        owner = os.geteuid() if os.geteuid() != 0 else SANDBOX_ID if options.map_uid is None else options.map_uid
         try:
-            owner = options.map_uid if options.map_uid is not None else SANDBOX_ID if options.shared_stage else os.geteuid()
-            stage = _stage_record(owner if os.geteuid() == 0 else os.geteuid(), options.shared_stage)
+            stage = _stage_record(owner, options.shared_stage)
         except OSError as exc:
             print(f"confine: cannot stage the record: {exc}", file=sys.stderr, flush=True)
             return 126
