@@ -639,3 +639,27 @@ def _spinning(marker: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+@pytest.mark.parametrize("backend", [b for b in ISOLATED if b.values[0] == "docker"])
+def test_a_dead_run_s_container_is_swept_and_a_live_run_s_is_not(backend: str) -> None:
+    from abstaingen.sandboxes.backends import OWNER_LABEL, STARTED_LABEL, DockerBackend, process_start
+
+    dead_run = subprocess.run([sys.executable, "-c", "import os; from abstaingen.sandboxes.backends import "
+                               "process_start; print(os.getpid(), process_start())"], capture_output=True, text=True)
+    dead_pid, dead_start = dead_run.stdout.split()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    engine = DockerBackend()
+    made = {who: engine.client.containers.create(
+        engine.tag, ["true"], labels={"abstaingen.sandbox": "1", OWNER_LABEL: pid, STARTED_LABEL: started})
+        for who, pid, started in (("dead", dead_pid, dead_start), ("live", str(live.pid), process_start(live.pid)))}
+    try:
+        engine.sweep()
+        left = {c.id for c in engine.client.containers.list(all=True, filters={"label": OWNER_LABEL})}
+        assert made["dead"].id not in left and made["live"].id in left
+    finally:
+        live.kill()
+        live.wait()
+        for container in made.values():
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
