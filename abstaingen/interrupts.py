@@ -16,7 +16,6 @@ thing to put this one back.
 
 from __future__ import annotations
 
-import io
 import logging
 import os
 import signal
@@ -24,7 +23,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn, TextIO
 
 # Ctrl-C, kill, and a closed terminal (SIGHUP)
 STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -65,15 +64,20 @@ def _say(line: str) -> None:
     os.write(2, ("" if fresh else "\n").encode() + (line + "\n").encode())
 
 
-class LineEnds(io.TextIOWrapper):
-    """stderr that knows whether what was last written to it ended a line."""
+class LineEnds:
+    """A stream that knows whether what was last written to it ended a line; the rest is the stream's."""
 
-    at_line_start = True
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+        self.at_line_start = True
 
     def write(self, text: str) -> int:
         if text:
             self.at_line_start = text.endswith("\n")
-        return super().write(text)
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 def publishing() -> bool:
@@ -112,16 +116,12 @@ def stop_on_signals(cleanup: Callable[[], None]) -> Iterator[None]:
     previous = {number: signal.getsignal(number) for number in STOPPING}
     take_signals()
     stderr = sys.stderr
-    if isinstance(stderr, io.TextIOWrapper) and not isinstance(stderr, LineEnds):
-        stderr.flush()
-        sys.stderr = LineEnds(stderr.buffer, encoding=stderr.encoding, errors=stderr.errors, line_buffering=True)
+    if not isinstance(stderr, LineEnds):
+        sys.stderr = LineEnds(stderr)  # type: ignore[assignment]
     try:
         yield
     finally:
-        if isinstance(sys.stderr, LineEnds):
-            sys.stderr.flush()
-            sys.stderr.detach()  # the buffer stays the original stream's
-            sys.stderr = stderr
+        sys.stderr = stderr  # what kept the wrapper meanwhile (a log handler) still writes through it
         _cleanup.remove(cleanup)
         for number, handler in previous.items():
             signal.signal(number, handler)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from abstaingen import store
-from abstaingen.errors import AbstaingenError
+from abstaingen.errors import AbstaingenError, HostError
 from abstaingen.model import EnvironmentBundle, FunnelStage, Release, TaskPair
 from abstaingen.sandboxes.runtime_server import Environment
 from abstaingen.store import (
@@ -271,7 +271,7 @@ def test_failure_while_publishing_leaves_nothing_behind(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(store, "write_bundle", disk_full)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(HostError, match=r"cannot publish \(No space left on device\)"):
         publish_release(tmp_path, draft_release, [make_pair(2)], [tiny_bundle])
 
     assert sorted(p.name for p in (tmp_path / "demo").iterdir()) == ["v1"]
