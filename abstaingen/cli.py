@@ -2,7 +2,7 @@
 
     abstaingen generate [--config PATH] [--seeds PATH] [--output DIR] [--domains a,b] [--seed N] [--sandbox B]
                         [-v | -q] [--json]
-    abstaingen schedule --cron EXPR [--timezone TZ] [--config PATH] [--seeds PATH] [--output DIR] [--domains a,b]
+    abstaingen schedule (--cron EXPR [--timezone TZ] | --every SECONDS) [--config PATH] [--seeds PATH] [--output DIR] [--domains a,b]
         [--sandbox B] [--name NAME] [--port N]
     abstaingen ui [--port N] [--host H]
     abstaingen sandbox build-image [--dockerfile]
@@ -115,9 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
     ood.set_defaults(command=run_ood_command)
 
     schedule = commands.add_parser(
-        "schedule", help="serve the generate flow on a cron schedule: each run publishes a fresh release (new seed)")
-    schedule.add_argument("--cron", required=True, metavar="EXPR", help='cron expression, e.g. "0 3 * * 1" (03:00 '
-                                                                      "every Monday)")
+        "schedule", help="serve the generate flow on a schedule: each run publishes a fresh release (new seed)")
+    when = schedule.add_mutually_exclusive_group(required=True)
+    when.add_argument("--every", type=float, metavar="SECONDS",
+                      help="a run every SECONDS, the first at once (an interval instead of a cron expression)")
+    when.add_argument("--cron", metavar="EXPR", help='cron expression, e.g. "0 3 * * 1" (03:00 every Monday)')
     schedule.add_argument("--timezone", default="UTC", help="of the cron expression (default UTC)")
     schedule.add_argument("--config", type=Path, metavar="PATH", help="TOML config (default: built-in defaults)")
     schedule.add_argument("--seeds", type=Path, metavar="PATH", help="JSONL seed instructions")
@@ -417,15 +419,16 @@ def run_models_check_command(options: argparse.Namespace) -> int:
 
 
 def run_schedule_command(options: argparse.Namespace) -> int:
-    """Serve the generate flow as a deployment with a cron schedule, in this process, until Ctrl-C."""
+    """Serve the generate flow as a deployment with a cron or interval schedule, in this process, until Ctrl-C."""
     config = apply_overrides(load_config(options.config), output_dir=options.output, domains=options.domains,
                              sandbox=options.sandbox)
     if config.dataset.seed is not None:
         raise AbstaingenError("schedule: dataset.seed is set, so every run would make the same pairs (and the "
                               "dedup against earlier releases would drop them all); leave it unset")
-    from abstaingen.flows.schedule import serve_on_schedule
+    from abstaingen.flows.schedule import serve_on_schedule, when
 
-    serve_on_schedule(config, options.seeds, options.cron, options.timezone, options.name, options.port)
+    serve_on_schedule(config, options.seeds, when(options.cron, options.every, options.timezone), options.name,
+                      options.port)
     return EXIT_OK
 
 

@@ -1,4 +1,4 @@
-"""Scheduled regeneration: the generate flow served as a Prefect deployment with a cron schedule.
+"""Scheduled regeneration: the generate flow served as a Prefect deployment with a cron or interval schedule.
 
 `abstaingen schedule` runs `serve_on_schedule` in the foreground: Prefect's runner creates a flow run
 at each tick and runs it in a subprocess, which loads the flow by its module path. Every run draws
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from prefect.flows import EntrypointType
-from prefect.schedules import Cron, Schedule, validate_cron_string
+from prefect.schedules import Cron, Interval, Schedule, validate_cron_string
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from abstaingen.config import GenerateConfig
@@ -37,15 +37,24 @@ def schedule_parameters(config: GenerateConfig, seeds_path: Path | None) -> dict
             "seeds_file": str(seeds_path.resolve()) if seeds_path is not None else None}
 
 
-def serve_on_schedule(config: GenerateConfig, seeds_path: Path | None, cron: str, timezone: str,
+def when(cron: str | None, every_s: float | None, timezone: str = "UTC") -> tuple[Schedule, str]:
+    """The schedule of `--cron` or `--every`, and how to say it."""
+    if every_s is not None:
+        if not 1 <= every_s <= 366 * 86400:
+            raise AbstaingenError(f"--every {every_s:g}: give a number of seconds from 1 to a year")
+        return Interval(every_s), f"every {every_s:g} s"
+    assert cron is not None
+    try:
+        validate_cron_string(cron)
+        return Cron(cron, timezone=timezone), f"at '{cron}' ({timezone})"
+    except ValueError as exc:
+        raise AbstaingenError(f"--cron {cron!r}: {exc}") from None
+
+
+def serve_on_schedule(config: GenerateConfig, seeds_path: Path | None, schedule: tuple[Schedule, str],
                       name: str | None, port: int = DEFAULT_PORT) -> None:
     """Prefect schedules runs only through a server: the one PREFECT_API_URL names, else the one
     `abstaingen ui` serves on `port`, else one started here on `port` (with its UI) until Ctrl-C."""
-    try:
-        validate_cron_string(cron)
-        schedule = Cron(cron, timezone=timezone)
-    except ValueError as exc:
-        raise AbstaingenError(f"--cron {cron!r}: {exc}") from None
     plan_run(config, seeds_path)  # bad input is one line now, not a failed run at the first tick
     deployment = name or f"{config.dataset.name}-schedule"
     with contextlib.ExitStack() as stack:
@@ -57,15 +66,14 @@ def serve_on_schedule(config: GenerateConfig, seeds_path: Path | None, cron: str
                 server.wait_until_healthy()
             stack.enter_context(temporary_settings({PREFECT_API_URL: api}))
         print(f"Prefect UI: {api.removesuffix('/api')}", flush=True)
-        _serve(config, seeds_path, cron, timezone, schedule, deployment)
+        _serve(config, seeds_path, schedule, deployment)
 
 
-def _serve(config: GenerateConfig, seeds_path: Path | None, cron: str, timezone: str, schedule: Schedule,
-           deployment: str) -> None:
-    print(f"serving {deployment}: a fresh release of {config.dataset.name} at '{cron}' ({timezone}) into "
+def _serve(config: GenerateConfig, seeds_path: Path | None, schedule: tuple[Schedule, str], deployment: str) -> None:
+    print(f"serving {deployment}: a fresh release of {config.dataset.name} {schedule[1]} into "
           f"{config.dataset.output_dir.resolve()}; Ctrl-C stops", flush=True)
     generate_release.serve(  # until Ctrl-C, which Prefect's runner takes as the end of serving
-        name=deployment, schedules=[schedule], parameters=schedule_parameters(config, seeds_path),
+        name=deployment, schedules=[schedule[0]], parameters=schedule_parameters(config, seeds_path),
         tags=[f"dataset:{config.dataset.name}", "scheduled"], entrypoint_type=EntrypointType.MODULE_PATH,
         description=f"Scheduled regeneration of {config.dataset.name}", print_starting_message=False,
     )

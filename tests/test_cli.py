@@ -382,3 +382,21 @@ def test_generate_with_an_unusable_sandbox_ends_in_one_line_before_any_flow_runs
     monkeypatch.setattr(flow_module, "generate_release", lambda *args: pytest.fail("the flow must not start"))
     assert cli.main(["generate", "--sandbox", "bwrap", "--output", str(tmp_path)]) == 2
     assert_one_error_line(capsys, "'bwrap' is not usable here")
+
+
+def test_a_schedule_is_a_cron_expression_or_an_interval_of_seconds(capsys: pytest.CaptureFixture[str]) -> None:
+    from datetime import timedelta
+
+    from abstaingen.errors import AbstaingenError
+    from abstaingen.flows.schedule import when
+
+    cron, said = when("0 3 * * 1", None, "Europe/Paris")
+    assert (cron.cron, cron.timezone, cron.interval) == ("0 3 * * 1", "Europe/Paris", None)
+    assert said == "at '0 3 * * 1' (Europe/Paris)"
+    every, said = when(None, 20)
+    assert (every.interval, every.cron, said) == (timedelta(seconds=20), None, "every 20 s")
+    for cron_expression, seconds, message in (("61 * * * *", None, "Invalid cron string"), (None, 0.5, "--every 0.5")):
+        with pytest.raises(AbstaingenError, match=message):
+            when(cron_expression, seconds)
+    assert cli.main(["schedule", "--every", "20", "--cron", "* * * * *"]) == 2  # one or the other
+    assert "not allowed with argument" in capsys.readouterr().err
