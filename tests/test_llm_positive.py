@@ -95,3 +95,24 @@ def test_a_draft_that_stays_ambiguous_fails_the_stage(backend: str, standin: Sta
     result, log = write(standin, backend, max_rounds=1)
     assert isinstance(result, RepairFailed) and "takes the first of 2 results" in str(result)
     assert log.failed["positive_task"] == 1
+
+
+def test_a_sandbox_that_fails_once_costs_no_repair_round(standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slow or dying sandbox is the machine's fault, not the draft's: the check runs again in a fresh
+    sandbox instead of sending the model a finding it cannot act on (and spending a round on it)."""
+    from abstaingen.generators.llm import positive
+    from abstaingen.sandboxes.session import SandboxError, SandboxSession
+
+    failures = [SandboxError("get_visit did not answer within 10 s")]
+
+    class FailsOnce(SandboxSession):
+        async def __aenter__(self) -> SandboxSession:
+            if failures:
+                raise failures.pop()
+            return await super().__aenter__()
+
+    monkeypatch.setattr(positive, "SandboxSession", FailsOnce)
+    standin.script("positive_task", Answer(INFO))  # one answer only: a second request would fail the test
+    task, log = write(standin, "local")
+    assert isinstance(task, PositiveTask), task
+    assert not failures and log.first_try["positive_task"] == 1 and not log.repaired

@@ -134,11 +134,14 @@ async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, backend: San
     """What is wrong with the act side when its DAG replays in the sandbox (empty: nothing): the replay
     checks, the environment's policies, and steps an agent could not know to make."""
     with bundle_in_scratch(bundle) as folder:
-        try:
-            async with SandboxSession(folder, backend) as session:
-                runs = await replay(session, [act], REPLAYS)
-        except SandboxError as exc:
-            return [f"replay: {exc}"]
+        for attempt in (1, 2):  # a sandbox that failed (a slow machine) is a fault, not a finding: once more
+            try:
+                async with SandboxSession(folder, backend) as session:
+                    runs = await replay(session, [act], REPLAYS)
+                break
+            except SandboxError as exc:
+                if attempt == 2:
+                    return [f"replay: the sandbox failed twice, the last time: {exc}"]
     problems = [f"{c.name}: {c.detail}" for c in check_positive_replay(act, runs) if not c.passed]
     if runs[0].completed:
         problems += [f"act_policies: {p}" for p in act_policy_problems(act, target, bundle, runs[0])]
