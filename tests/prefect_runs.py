@@ -26,8 +26,10 @@ def abstaingen(api_url: str, cwd: Path, *args: str, timeout: float = 600) -> sub
 
 
 def flow_runs(api_url: str, tag: str) -> list[dict[str, Any]]:
-    """Flow runs carrying `tag`, newest first, as the API returns them."""
-    body = {"flow_runs": {"tags": {"all_": [tag]}}, "sort": "START_TIME_DESC", "limit": 50}
+    """Flow runs carrying `tag` that have started, newest first, as the API returns them (an interval
+    schedule keeps dozens of future runs that would fill the page)."""
+    body = {"flow_runs": {"tags": {"all_": [tag]}, "state": {"type": {"not_any_": ["SCHEDULED", "PENDING"]}}},
+            "sort": "START_TIME_DESC", "limit": 50}
     return list(httpx.post(f"{api_url}/flow_runs/filter", json=body, timeout=30).raise_for_status().json())
 
 

@@ -43,7 +43,7 @@ def published_pairs(folder: Path) -> list[dict[str, object]]:
 def scheduler(prefect_api: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subprocess.Popen[str], Path]]:
     workdir = tmp_path_factory.mktemp("scheduled")
     process = subprocess.Popen(
-        [sys.executable, "-m", "abstaingen", "schedule", "--every", "20", "--domains", "travel",
+        [sys.executable, "-m", "abstaingen", "schedule", "--every", "30", "--domains", "travel",
          "--sandbox", "local", "--output", "out"],
         cwd=workdir, env=flow_env(prefect_api), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -139,7 +139,7 @@ def test_the_schedule_makes_two_fresh_releases_unattended(prefect_api: str,
                                                           scheduler: tuple[subprocess.Popen[str], Path]) -> None:
     process, workdir = scheduler
     dataset = workdir / "out" / DATASET
-    deadline = time.monotonic() + 420  # two ticks 20 s apart and their runs, with a loaded machine's slack
+    deadline = time.monotonic() + 420  # two ticks 30 s apart and their runs, with a loaded machine's slack
     while not (dataset / "v2" / "manifest.json").exists():
         assert process.poll() is None, process.stdout.read() if process.stdout else ""
         assert time.monotonic() < deadline, "the schedule did not publish two releases within 7 minutes"
