@@ -132,8 +132,11 @@ def test_an_mmlu_style_bank_is_read_with_datasets_and_gated(tmp_path: Path, pref
     config = tmp_path / "ood.toml"
     config.write_text(f'[ood]\nroles = ["travel_booking"]\nlanguages = ["en"]\nood_per_role = 12\n'
                       f'[ood.bank]\nhf_name = "{bank}"\n')
-    done = abstaingen(prefect_api, tmp_path, "ood", "--config", str(config), "--output", "out", "--json")
-    assert done.returncode == 0, done.stderr[-3000:]
+    # A fixed seed: on 12 items a role, the leakage gate's held-out accuracy is noisy, and seeds 4 and 5
+    # (of 1-6) refused the release at 0.67 and 0.71; this test is about the bank, not that gate.
+    done = abstaingen(prefect_api, tmp_path, "ood", "--config", str(config), "--output", "out", "--json",
+                      "--seed", "1")
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-1000:]
     manifest, items, _ = load_ood_release(tmp_path / "out" / "abstaingen-ood" / "v1")
     assert manifest.bank == str(bank)
     off_topic = [item for item in items if item.kind == "direct_ood"]
