@@ -125,3 +125,29 @@ def _cgroups_of_children(pid: int) -> list[str]:
         except (OSError, ValueError):
             continue
     return found
+
+
+HEADERS = {"x86_64": Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
+           "aarch64": Path("/usr/include/asm-generic/unistd.h")}
+
+
+@pytest.mark.parametrize("machine", sorted(HEADERS))
+def test_the_seccomp_tables_match_the_kernel_headers(machine: str) -> None:
+    """The filter's syscall numbers, for both architectures, are the ones the kernel's headers give
+    (only x86_64's can run here, so the aarch64 table is checked this way)."""
+    import re
+
+    from abstaingen.sandboxes.enter import SYSCALLS, seccomp_program
+
+    header = HEADERS[machine]
+    if not header.is_file():
+        pytest.skip(f"{header} is not installed (Debian: linux-libc-dev)")
+    text = header.read_text()
+    _, numbers = SYSCALLS[machine]
+    for name, number in numbers.items():
+        found = re.search(rf"#define __NR(?:3264)?_{name}\s+(\d+)", text)
+        assert found and int(found.group(1)) == number, (machine, name, number)
+    program = seccomp_program(machine)
+    jumps = [(i, jt, jf) for i, (code, jt, jf, _) in enumerate(program) if code & 0x07 == 0x05]  # BPF_JMP
+    assert jumps and all(i + 1 + max(jt, jf) < len(program) and max(jt, jf) < 256 for i, jt, jf in jumps)
+    assert [code for code, *_ in program[-3:]] == [0x06, 0x06, 0x06]  # allow, EPERM, ENOSYS
