@@ -25,9 +25,9 @@ must not depend on the code it guards.
   and every process of the tree may use at most `--cpu-s` seconds of CPU, so a handler that spins
   cannot outlive its client.
 - `--record DIR`: the tree writes its record to a stage (RECORD_STAGE in COMMAND's arguments names it);
-  as root the stage is a tmpfs of RECORD_BYTES in a mount namespace of this process alone. With
-  `--shared-stage` (Docker's daemon binds it, so it must be a folder of the host's) the stage is a plain
-  folder for uid 65534, and the watchdog stops the tree once it holds more than RECORD_BYTES. When the
+  as root the stage is a tmpfs of RECORD_BYTES in a mount namespace of this process alone. Otherwise
+  (not root, or `--shared-stage`: Docker's daemon binds it, so it must be a folder of the host's, for uid
+  65534) it is a plain folder, and the watchdog stops the tree once it holds more than RECORD_BYTES. When the
   tree is gone, the stage's regular files are copied into DIR as the caller's, mode 0644, no link
   followed, and the stage is removed.
 - `--remove-container NAME`: COMMAND is `docker run --name NAME ...`; killing the client does not stop
@@ -503,8 +503,8 @@ def main(argv: list[str] | None = None) -> int:
         reason = None
         if confinement.checking_now():
             reason = confinement.over_limit()
-            if reason is None and stage is not None and options.shared_stage:
-                reason = _stage_over_limit(stage)
+            if reason is None and stage is not None and (options.shared_stage or os.geteuid() != 0):
+                reason = _stage_over_limit(stage)  # a plain folder, not a capped tmpfs: watched instead
         if reason is not None:
             print(f"sandbox stopped: {reason}", file=sys.stderr, flush=True)
             exit_code = 137
