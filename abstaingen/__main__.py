@@ -2,6 +2,6 @@
 
 import sys
 
-from abstaingen.cli import main
+from abstaingen.flows.cli import main
 
 sys.exit(main())

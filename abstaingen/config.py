@@ -7,7 +7,7 @@ Config file shape; every section and key is optional:
     output_dir = "artifacts"       # relative paths resolve against the CURRENT WORKING DIRECTORY
     seed = 7                       # leave out for a fresh seed per run (recorded in the manifest)
     [generation]
-    domains = ["travel", "banking"]  # builtin: default every builtin domain (generators.builtin.DOMAIN_NAMES);
+    domains = ["travel", "banking"]  # builtin: default every builtin domain (BUILTIN_DOMAINS);
                                     # llm capability stage: any snake_case names, default the seeds' domains
     variants_per_scenario = 2       # pairs per (domain, scenario) the builtin backend tries
     seeds_file = "seeds.jsonl"      # relative paths resolve against the CONFIG FILE's folder
@@ -99,7 +99,6 @@ __all__ = [
     "apply_overrides",
     "load_config",
     "load_seeds",
-    "seeds_in_scope",
 ]
 
 STAGES: tuple[str, ...] = ("capability", "environment", "task", "perturbation", "judge")
@@ -116,11 +115,11 @@ MAX_MEMORY_MB = 64 * 1024
 _MAX_PROBLEMS_SHOWN = 5  # one error line lists this many problems, then counts the rest
 
 
-def known_domains() -> tuple[str, ...]:
-    # Imported late: the generators package is heavier than the config and must not load for --help.
-    from abstaingen.generators.builtin import DOMAIN_NAMES
-
-    return DOMAIN_NAMES
+# The builtin backend's domains, by name: what a builtin run may name and what `generation.domains` holds by
+# default. The config sits below the generators, so it keeps their names as data; a test holds this tuple to
+# the blueprints in generators/builtin/domains/ (add a domain there and here).
+BUILTIN_DOMAINS: tuple[str, ...] = ("banking", "calendar", "clinical", "crm", "ecommerce", "email", "file_storage",
+                                    "hr", "smart_home", "support", "trading", "travel")
 
 
 _DOMAIN_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -130,15 +129,15 @@ MAX_DOMAIN_CHARS = 40
 def _check_domain(domain: str, builtin: bool = False) -> str:
     """A builtin run knows only the builtin domains; an llm run takes any snake_case name."""
     if builtin:
-        return _builtin_domain(domain)
+        return builtin_domain(domain)
     if not _DOMAIN_NAME.match(domain) or len(domain) > MAX_DOMAIN_CHARS:
         raise ValueError(f"invalid domain name {shown(domain)}: use lowercase letters, digits and '_', starting with "
                          f"a letter (at most {MAX_DOMAIN_CHARS} characters)")
     return domain
 
 
-def _builtin_domain(domain: str) -> str:
-    known = known_domains()
+def builtin_domain(domain: str) -> str:
+    known = BUILTIN_DOMAINS
     if domain not in known:
         raise ValueError(f"unknown domain {shown(domain)} (known: {', '.join(known)}; the llm backend writes new "
                          "domains: backends.capability = \"llm\")")
@@ -166,7 +165,7 @@ class DatasetConfig(Model):
 
 
 class GenerationConfig(Model):
-    domains: tuple[StrictStr, ...] = Field(default_factory=lambda: tuple(known_domains()))
+    domains: tuple[StrictStr, ...] = Field(default_factory=lambda: BUILTIN_DOMAINS)
     variants_per_scenario: StrictInt = Field(default=2, ge=1)
     seeds_file: Path | None = Field(default=None, description="relative to the config file's folder")
 
@@ -176,7 +175,7 @@ class GenerationConfig(Model):
         if not domains:
             raise ValueError("at least one domain is needed")
         for domain in domains:
-            if domain not in known_domains():
+            if domain not in BUILTIN_DOMAINS:
                 _check_domain(domain)
         repeated = sorted(d for d, n in Counter(domains).items() if n > 1)
         if repeated:
@@ -367,7 +366,7 @@ class GenerateConfig(Model):
         if self.backend_for("capability") == "builtin" or self.backend_for("environment") == "builtin":
             for domain in self.generation.domains:
                 try:
-                    _builtin_domain(domain)
+                    builtin_domain(domain)
                 except ValueError as exc:
                     raise ValueError(f"generation.domains: {exc}") from None
         return self
@@ -487,29 +486,6 @@ def load_config(path: Path | None) -> GenerateConfig:
         files = tuple(f if f.is_absolute() else path.parent / f for f in config.decontamination.files)
         config = config.model_copy(update={"decontamination": config.decontamination.model_copy(update={"files": files})})
     return config
-
-
-def seeds_in_scope(config: GenerateConfig, seeds: Sequence[SeedInstruction]) -> list[SeedInstruction]:
-    """The seeds a generation run works from, picked as abstaingen.flows.generate.run_generate picks them:
-    the given seeds, or the builtin default seeds when there are none, then only those whose domain is
-    configured. The release's config fingerprint is taken over exactly these.
-
-    With the builtin capability stage a seed's domain is what the builtin matcher finds. With the llm
-    one the model names the domain, so a seed is in scope unless it names a domain `generation.domains`
-    (when the config sets it) leaves out."""
-    from abstaingen.generators.builtin.capability import default_seeds, extract_capabilities
-
-    chosen = list(seeds) or [SeedInstruction(instruction=text, domain=domain) for text, domain in default_seeds()]
-    if config.backend_for("capability") == "llm":
-        listed = "domains" in config.generation.model_fields_set
-        return [s for s in chosen if not listed or s.domain is None or s.domain in config.generation.domains]
-    for seed in chosen:
-        if seed.domain is not None and seed.domain not in known_domains():
-            try:
-                _builtin_domain(seed.domain)
-            except ValueError as exc:
-                raise AbstaingenError(f"seed {shown(seed.instruction)}: {exc}") from None
-    return [s for s in chosen if extract_capabilities(s.instruction, s.domain).domain in config.generation.domains]
 
 
 def apply_overrides(

@@ -38,7 +38,56 @@ from abstaingen.model.ood import (
     RolePolicy,
     RoleText,
 )
-from abstaingen.validators.ood import terms_in
+
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case words: runs of letters, digits and combining marks (so Devanagari vowel signs stay
+    inside their word), with a trailing English plural 's' kept apart by `_stem`."""
+    normalized = unicodedata.normalize("NFC", text.casefold())
+    words: list[str] = []
+    current: list[str] = []
+    for char in normalized:
+        if char.isalnum() or unicodedata.category(char) in ("Mn", "Mc"):
+            current.append(char)
+        elif current:
+            words.append("".join(current))
+            current = []
+    if current:
+        words.append("".join(current))
+    return words
+
+
+def _stem(word: str) -> str:
+    """An English plural folded to its singular (bookings, fees, policies, taxes, licences); other
+    words as they are."""
+    if len(word) <= 3 or not word.isascii():
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def terms_in(text: str, vocabulary: list[str], language: str) -> list[str]:
+    """The vocabulary terms `text` uses. Chinese has no spaces: a term counts where it occurs as a
+    substring. Elsewhere a term (one or more words) must match whole words, English plurals folded."""
+    if language == "zh" or CJK.search(text):
+        folded = text.casefold()
+        return sorted({term for term in vocabulary if term.strip() and term.casefold() in folded})
+    words = [_stem(word) for word in tokens(text)]
+    joined = f" {' '.join(words)} "
+    found = set()
+    for term in vocabulary:
+        term_words = [_stem(word) for word in tokens(term)]
+        if term_words and f" {' '.join(term_words)} " in joined:
+            found.add(term)
+    return sorted(found)
+
 
 _T = TypeVar("_T")
 

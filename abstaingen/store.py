@@ -31,22 +31,24 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from abstaingen.config import GenerateConfig, SeedInstruction, seeds_in_scope
 from abstaingen.errors import AbstaingenError, host_error, read_user_text, shown
 from abstaingen.model import EnvironmentBundle, Release, ReleaseFile, TaskPair
+from abstaingen.model.ood import OodItem, RolePolicy
 from abstaingen.model.release import Manifest, OodRelease, canary_string
-from abstaingen.model.score import PairScore
-from abstaingen.validators.dedup import EarlierReleases, pair_text, target_key
 
 __all__ = [
     "ENVIRONMENT_FILE",
     "IMPLEMENTATION_FILE",
+    "ITEMS_FILE",
     "MANIFEST_FILE",
     "PAIRS_FILE",
+    "ROLES_FILE",
     "counts_for",
+    "counts_for_items",
     "dataset_canary",
-    "earlier_releases",
     "existing_versions",
+    "file_problems",
+    "load_ood_release",
     "load_release",
     "publish_records",
     "publish_release",
@@ -56,7 +58,6 @@ __all__ = [
     "read_pairs",
     "release_folder",
     "require_writable_dir",
-    "verify_release",
     "write_bundle",
 ]
 
@@ -69,6 +70,8 @@ IMPLEMENTATION_FILE = "implementation.py"
 PAIRS_FILE = "pairs.jsonl"
 MANIFEST_FILE = "manifest.json"
 ENVIRONMENTS_DIR = "environments"
+ITEMS_FILE = "items.jsonl"  # an OOD release's
+ROLES_FILE = "roles.jsonl"
 
 _VERSION = re.compile(r"^v([1-9][0-9]*)$")
 # Names that become folder names must not be able to climb out of the release or hide as dotfiles.
@@ -138,6 +141,18 @@ def counts_for(pairs: Iterable[TaskPair]) -> dict[str, dict[str, int]]:
     return {kind: dict(sorted(tally.items())) for kind, tally in tallies.items()}
 
 
+def counts_for_items(items: Sequence[OodItem]) -> dict[str, dict[str, int]]:
+    """How many OOD items per kind, role, language and (off-topic items) subject, keys sorted."""
+    tallies: dict[str, Counter[str]] = {key: Counter() for key in ("kind", "role", "language", "subject")}
+    for item in items:
+        tallies["kind"][item.kind] += 1
+        tallies["role"][item.role_id] += 1
+        tallies["language"][item.language] += 1
+        if item.kind != "id":
+            tallies["subject"][item.question.subject] += 1
+    return {key: dict(sorted(tally.items())) for key, tally in tallies.items()}
+
+
 # --- releases ------------------------------------------------------------------------------------
 
 
@@ -179,25 +194,6 @@ def existing_versions(dataset_dir: Path) -> list[int]:
     if not dataset_dir.is_dir():
         return []
     return sorted(int(m[1]) for p in dataset_dir.iterdir() if (m := _VERSION.match(p.name)))
-
-
-def earlier_releases(dataset_dir: Path) -> EarlierReleases:
-    """Every published version of a dataset, read for the dedup stage of its next release. A version
-    that cannot be read stops the run: skipping it would let the new release repeat its pairs."""
-    versions: list[str] = []
-    texts: list[str] = []
-    targets: list[str] = []
-    for folder, _ in release_versions(dataset_dir, "pairs"):
-        try:
-            _, pairs = load_release(folder)
-            bundles = {env_id: read_bundle(folder / ENVIRONMENTS_DIR / env_id, in_release=True)
-                       for env_id in sorted({p.act.env_id for p in pairs})}
-        except AbstaingenError as exc:
-            raise AbstaingenError(f"cannot check the new release against earlier version {folder.name}: {exc}") from None
-        versions.append(folder.name)
-        texts += [pair_text(p) for p in pairs]
-        targets += [key for p in pairs if (key := target_key(p, bundles[p.act.env_id])) is not None]
-    return EarlierReleases(versions=versions, texts=texts, targets=targets)
 
 
 def dataset_canary(dataset_dir: Path) -> str:
@@ -323,28 +319,29 @@ def load_release(folder: Path) -> tuple[Release, list[TaskPair]]:
     return manifest, read_pairs(require_release_file(folder / PAIRS_FILE))
 
 
-def verify_release(
-    folder: Path, config: GenerateConfig | None = None, seeds: Sequence[SeedInstruction] = ()
-) -> list[str]:
-    """Problems with a published release (empty when intact), one line each.
+def load_ood_release(folder: Path) -> tuple[OodRelease, list[OodItem], list[RolePolicy]]:
+    manifest = read_manifest(folder)
+    if not isinstance(manifest, OodRelease):
+        raise AbstaingenError(f"{folder}: holds {manifest.kind} records, not OOD items")
+    return (manifest, read_models(folder / ITEMS_FILE, OodItem, "OOD item"),
+            read_models(folder / ROLES_FILE, RolePolicy, "role"))
 
-    Files: every manifest entry is a plain relative path to a regular file whose sha256 and size match;
-    nothing else is in the folder; nothing in it is a symbolic link (no file outside the release is
-    ever opened). Content: what the manifest says about pairs.jsonl is recomputed from it (total,
-    counts, baseline metrics, the funnel's end, the sandbox that ran the pairs). The config fingerprint
-    needs the config and seeds that made the release; it is checked only when `config` is given.
-    What this cannot catch: someone who rewrites pairs.jsonl and the manifest consistently.
-    """
+
+def file_problems(folder: Path) -> tuple[Release | OodRelease | None, list[str]]:
+    """The manifest of a published release and the problems with its files (none when intact), one line each:
+    every manifest entry is a plain relative path to a regular file whose sha256 and size match; nothing else is
+    in the folder; nothing in it is a symbolic link (no file outside the release is ever opened). The manifest is
+    None when it cannot be read. What the files hold is checked by abstaingen.pipelines.verify."""
     if (folder / MANIFEST_FILE).is_symlink():
-        return [f"{MANIFEST_FILE}: is a symbolic link; a release holds only regular files"]
+        return None, [f"{MANIFEST_FILE}: is a symbolic link; a release holds only regular files"]
     try:
         manifest = read_manifest(folder)
     except AbstaingenError as exc:
-        return [str(exc)]
+        return None, [str(exc)]
     try:
         files, odd = _walk_release(folder)
     except OSError as exc:
-        return [f"cannot list the release folder: {exc.strerror or exc}"]
+        return manifest, [f"cannot list the release folder: {exc.strerror or exc}"]
     problems = [odd[name] for name in sorted(odd)]
     listed = set()
     for entry in manifest.files:
@@ -376,20 +373,7 @@ def verify_release(
         problems.append(f"{MANIFEST_FILE}: version {shown(manifest.version)} but the folder is {shown(folder_name)}")
     if not _SAFE_NAME.match(manifest.name):
         problems.append(f"{MANIFEST_FILE}: name {shown(manifest.name)} cannot be a dataset folder's name")
-    if not problems and isinstance(manifest, OodRelease):
-        from abstaingen.ood.checks import ood_release_problems
-
-        problems += ood_release_problems(folder, manifest)
-    elif not problems and isinstance(manifest, Release):
-        problems += _pair_problems(folder, manifest)
-    if not problems and config is not None and isinstance(manifest, Release):
-        problems += _fingerprint_problems(manifest, config, seeds)
-    elif not problems and config is not None and isinstance(manifest, OodRelease):
-        seeded = config.model_copy(update={"dataset": config.dataset.model_copy(update={"seed": manifest.seed})})
-        if (computed := seeded.ood_fingerprint()) != manifest.config_fingerprint:
-            problems.append(f"{MANIFEST_FILE}: config_fingerprint {shown(manifest.config_fingerprint, 70)} does not "
-                            f"match the config given ({computed!r})")
-    return problems
+    return manifest, problems
 
 
 def _walk_release(folder: Path) -> tuple[set[str], dict[str, str]]:
@@ -421,110 +405,6 @@ def _is_plain_relative(path: str) -> bool:
 def _shown_path(path: str) -> str:
     """A path from the release or its manifest as one short line (names may hold newlines)."""
     return path if path.isprintable() and len(path) <= 200 else shown(path, 200)
-
-
-def _pair_problems(folder: Path, manifest: Release) -> list[str]:
-    try:
-        pairs = read_pairs(folder / PAIRS_FILE)
-    except AbstaingenError as exc:
-        return [str(exc)]
-    problems = []
-    if len(pairs) != manifest.total_pairs:
-        problems.append(f"{PAIRS_FILE}: {len(pairs)} pairs, the manifest says {manifest.total_pairs}")
-    if counts_for(pairs) != manifest.counts:
-        problems.append(f"{MANIFEST_FILE}: counts do not match {PAIRS_FILE}")
-    listed = {entry.path for entry in manifest.files}
-    for env_id in sorted({variant.env_id for pair in pairs for variant in (pair.act, pair.abstain)}):
-        if f"{ENVIRONMENTS_DIR}/{env_id}/{ENVIRONMENT_FILE}" not in listed:
-            problems.append(f"{PAIRS_FILE}: pairs run in environment {shown(env_id)}, which the release does not hold")
-    if manifest.canary and (unmarked := sum(pair.canary != manifest.canary for pair in pairs)):
-        problems.append(f"{PAIRS_FILE}: {unmarked} pairs do not carry the manifest's canary string")
-    problems += _funnel_problems(manifest, len(pairs))
-    problems += _baseline_problems(manifest, pairs)
-    problems += _sandbox_problems(manifest, pairs)
-    return problems
-
-
-def _funnel_problems(manifest: Release, total: int) -> list[str]:
-    """Every stage passes what it received minus what it rejected; the last one passed the released pairs."""
-    problems = []
-    for stage in manifest.funnel:
-        if stage.passed != stage.received - sum(stage.rejected.values()) or stage.passed < 0:
-            problems.append(f"{MANIFEST_FILE}: funnel stage {shown(stage.stage)} received {stage.received} and "
-                            f"rejected {sum(stage.rejected.values())}, but says {stage.passed} passed")
-    if manifest.funnel and manifest.funnel[-1].passed != total:
-        problems.append(f"{MANIFEST_FILE}: the funnel's last stage passed {manifest.funnel[-1].passed} pairs, "
-                        f"{PAIRS_FILE} holds {total}")
-    return problems
-
-
-def _baseline_problems(manifest: Release, pairs: Sequence[TaskPair]) -> list[str]:
-    """The baseline metrics, recomputed from each pair's baseline scores as abstaingen.pipeline.assemble does."""
-    from abstaingen.scoring import agentabstain_view, aggregate
-
-    scores: dict[str, list[PairScore]] = {}
-    for pair in pairs:
-        for score in pair.validation.baseline_scores:
-            scores.setdefault(score.agent, []).append(score)
-    problems = []
-    seen: set[str] = set()
-    for claimed in manifest.baselines:
-        if claimed.agent in seen:
-            problems.append(f"{MANIFEST_FILE}: baseline {shown(claimed.agent)} is listed twice")
-            continue
-        seen.add(claimed.agent)
-        fresh = aggregate(claimed.agent, scores.get(claimed.agent, []))
-        wrong = [f"{key} {value} (recomputed: {getattr(fresh, key)})"
-                 for key, value in claimed.model_dump().items() if not _same(value, getattr(fresh, key))]
-        if wrong:
-            problems.append(f"{MANIFEST_FILE}: baseline {shown(claimed.agent)} does not match the scores in "
-                            f"{PAIRS_FILE}: {', '.join(wrong)}")
-    for agent in sorted(set(scores) - seen):
-        problems.append(f"{MANIFEST_FILE}: baseline {shown(agent)} has scores in {PAIRS_FILE} but no metrics")
-    action_types = {pair.pair_id: str(pair.act.deliverable) for pair in pairs}
-    for view in manifest.agentabstain_view:
-        if agentabstain_view(view.agent, scores.get(view.agent, []), action_types) != view:
-            problems.append(f"{MANIFEST_FILE}: the AgentAbstain view of {shown(view.agent)} does not match the scores "
-                            f"in {PAIRS_FILE}")
-    return problems
-
-
-def _same(claimed: object, fresh: object) -> bool:
-    if isinstance(claimed, float) and isinstance(fresh, float):
-        return abs(claimed - fresh) <= 1e-9
-    return type(claimed) is type(fresh) and claimed == fresh
-
-
-def _sandbox_problems(manifest: Release, pairs: Sequence[TaskPair]) -> list[str]:
-    """The sandbox that ran the pairs, as the flow records it (skipped for pairs that never ran in one)."""
-    if not any(pair.validation.sandbox for pair in pairs):
-        return []
-    used = "+".join(sorted({pair.validation.sandbox or "none" for pair in pairs}))
-    image = next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None)
-    problems = []
-    if manifest.sandbox != used:
-        problems.append(f"{MANIFEST_FILE}: sandbox {shown(manifest.sandbox)}, but the pairs ran in {used!r}")
-    if manifest.sandbox_image != image:
-        problems.append(f"{MANIFEST_FILE}: sandbox_image {shown(manifest.sandbox_image)}, "
-                        f"but the pairs record {shown(image)}")
-    return problems
-
-
-def _fingerprint_problems(manifest: Release, config: GenerateConfig, seeds: Sequence[SeedInstruction]) -> list[str]:
-    """config_fingerprint recomputed as the generate flow computes it: over the seeds in scope (the builtin
-    default seeds when none are given) and the config with `auto` replaced by the backend it picked."""
-    in_scope = seeds_in_scope(config, seeds)
-    if config.dataset.seed is None:  # the run drew one; the manifest says which
-        config = config.model_copy(update={"dataset": config.dataset.model_copy(update={"seed": manifest.seed})})
-    names = ["docker", "bwrap", "local"] if config.sandbox.backend == "auto" else [config.sandbox.backend]
-    for name in names:
-        resolved = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": name})})
-        if resolved.fingerprint(in_scope) == manifest.config_fingerprint:
-            return []
-    computed = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": names[0]})})
-    return [f"{MANIFEST_FILE}: config_fingerprint {shown(manifest.config_fingerprint, 70)} does not match the config "
-            f"and seeds given ({computed.fingerprint(in_scope)!r}"
-            f"{' with backend ' + names[0] if len(names) > 1 else ''})"]
 
 
 def read_manifest(folder: Path) -> Release | OodRelease:

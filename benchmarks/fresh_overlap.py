@@ -17,7 +17,7 @@ from abstaingen.config import GenerateConfig, SeedInstruction
 from abstaingen.generators import make_generator
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import EnvironmentBundle, Provenance, TaskPair
-from abstaingen.pipeline import deduplicate, perturb_all, write_positives
+from abstaingen.pipelines.pairs import deduplicate, perturb_all, write_positives
 from abstaingen.validators.decontaminate import ReferenceIndex
 from abstaingen.validators.dedup import EarlierReleases, jaccard, pair_text, shingles, target_key
 

@@ -21,7 +21,14 @@ from abstaingen.config import GenerateConfig, SeedInstruction
 from abstaingen.generators import make_generator
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import Provenance, Scenario
-from abstaingen.pipeline import assemble, deduplicate, merge_funnel, perturb_all, validate_concurrently, write_positives
+from abstaingen.pipelines.pairs import (
+    assemble,
+    deduplicate,
+    merge_funnel,
+    perturb_all,
+    validate_concurrently,
+    write_positives,
+)
 from abstaingen.sandboxes.backends import LocalBackend
 from abstaingen.validators.validate import validate_pairs_async
 

@@ -87,7 +87,7 @@ def figures(label: str, wall: float, generator, accepted: int, latency: float, c
 async def capability_run(config, seeds: int):
     from abstaingen.config import SeedInstruction
     from abstaingen.generators import make_generator
-    from abstaingen.pipeline import extract_all
+    from abstaingen.pipelines.pairs import extract_all
 
     generator = make_generator("llm", config)
     # a first call outside the timing: the SDK's modules load on first use, once per process
@@ -107,7 +107,7 @@ async def full_run(config, variants: int):
     from abstaingen.config import SeedInstruction
     from abstaingen.generators import make_generator
     from abstaingen.model import Provenance
-    from abstaingen.pipeline import extract_all, perturb_all, synthesize_all, write_positives
+    from abstaingen.pipelines.pairs import extract_all, perturb_all, synthesize_all, write_positives
 
     generator = make_generator("llm", config)
     provenance = Provenance(backend={"all": "llm"}, seed=1, code_version="benchmark")

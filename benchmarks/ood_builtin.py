@@ -17,9 +17,10 @@ import time
 
 from abstaingen.config import GenerateConfig
 from abstaingen.generators.ood import make_ood_generator
+from abstaingen.generators.ood.bank import load_bank
 from abstaingen.generators.ood.builtin.roles import builtin_roles
-from abstaingen.ood.bank import load_bank
-from abstaingen.ood.pipeline import EarlierItems, assemble, dedup_group, plan_ood, remove_duplicate_items, role_items
+from abstaingen.pipelines.ood import assemble, plan_ood, role_items
+from abstaingen.validators.dedup import EarlierItems, dedup_group, remove_duplicate_items
 
 
 def one_run(seed: int, earlier: EarlierItems | None = None) -> tuple[dict[str, float], list]:

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from abstaingen.ui import start_server
+from abstaingen.flows.ui import start_server
 
 
 def clean_env(**extra: str) -> dict[str, str]:

@@ -25,7 +25,7 @@ import yaml
 from pydantic import Field
 
 from abstaingen.errors import AbstaingenError
-from abstaingen.exporters import ExportOptions, ExportReport, ReleaseContents, exporter
+from abstaingen.exporters.base import ExportOptions, ExportReport, ReleaseContents, exporter
 from abstaingen.model import EnvironmentBundle, ExecutionDag, Scenario, TaskPair, TaskVariant
 from abstaingen.model.common import Model
 from abstaingen.model.perturbation import SCENARIOS, DistinctInterpretationsWitness

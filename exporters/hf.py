@@ -26,7 +26,7 @@ import yaml
 from pydantic import Field
 
 from abstaingen.errors import AbstaingenError, shown
-from abstaingen.exporters import ExportOptions, ExportReport, ReleaseContents, exporter
+from abstaingen.exporters.base import ExportOptions, ExportReport, ReleaseContents, exporter
 from abstaingen.model import EnvironmentBundle, Release, Scenario, TaskPair, TaskVariant
 from abstaingen.model.common import Model
 from abstaingen.model.perturbation import SCENARIOS

@@ -21,12 +21,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from abstaingen.exporters import ExportOptions, ExportReport
+from abstaingen.exporters.base import ExportOptions, ExportReport
 from abstaingen.exporters.hf import SPLIT, _size_category, data_file
 from abstaingen.model.ood import ITEM_KINDS, OodItem, RolePolicy
 from abstaingen.model.release import OodRelease
-from abstaingen.ood.checks import load_ood_release
 from abstaingen.records import arrow_schema, columns, to_row
+from abstaingen.store import load_ood_release
 
 CONFIGS = (*ITEM_KINDS, "roles")
 WHAT = {

@@ -13,7 +13,7 @@ import json
 import shutil
 from pathlib import Path
 
-from abstaingen.exporters import ExportOptions, ExportReport, ReleaseContents, exporter
+from abstaingen.exporters.base import ExportOptions, ExportReport, ReleaseContents, exporter
 from abstaingen.model import Scenario, TaskPair
 from abstaingen.model.perturbation import SCENARIOS
 from abstaingen.store import ENVIRONMENTS_DIR, PAIRS_FILE, write_bundle

@@ -4,7 +4,7 @@ pre-flight -> capability extraction -> environment synthesis -> positive tasks +
 -> dedup -> validation (structural and preconditions; replay, policy, witness and baseline gates in the
 sandbox) -> release gates (baselines, leakage, shortcuts, coverage) -> release
 
-A thin shell over abstaingen.pipeline: each stage there runs here as a Prefect task over one
+A thin shell over abstaingen.pipelines.pairs: each stage there runs here as a Prefect task over one
 environment (or the whole seed list), never a single tool call, so each is worth far more than
 Prefect's per-task overhead, and each shows in the UI, named after its domain.
 
@@ -38,7 +38,7 @@ from pydantic import Field
 
 import abstaingen
 from abstaingen.checkpoints import Checkpoints, DatasetLock
-from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction, load_seeds, seeds_in_scope
+from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction, load_seeds
 from abstaingen.errors import AbstaingenError, HostError
 from abstaingen.flows.artifacts import (
     StageProgress,
@@ -53,7 +53,7 @@ from abstaingen.interrupts import hold_signals, note_published, publishing, stop
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, Scenario, TaskPair
 from abstaingen.model.common import Model
 from abstaingen.model.release import JudgeReport, RejectionSample
-from abstaingen.pipeline import (
+from abstaingen.pipelines.pairs import (
     GENERATION_STAGES,
     CapabilityBatch,
     EnvironmentBatch,
@@ -65,6 +65,7 @@ from abstaingen.pipeline import (
     judge_all,
     merge_funnel,
     perturb_all,
+    seeds_in_scope,
     stamped,
     synthesize_all,
     with_repairs,
@@ -85,7 +86,6 @@ from abstaingen.sandboxes.backends import (
 from abstaingen.sandboxes.docker_transport import LEFTOVERS
 from abstaingen.store import (
     dataset_canary,
-    earlier_releases,
     publish_release,
     release_folder,
     remove_scratch,
@@ -93,6 +93,7 @@ from abstaingen.store import (
     scratch_owners,
 )
 from abstaingen.validators.decontaminate import load_references
+from abstaingen.validators.dedup import earlier_releases
 from abstaingen.validators.judge import JudgedBatch, committee_for_run, judge_environment, open_committee
 from abstaingen.validators.judge import prompt_hashes as judge_prompts
 from abstaingen.validators.validate import LAYERS, ValidatedBatch, validate_pairs_async

@@ -4,7 +4,7 @@ off-topic and laundered off-topic items out.
 plan -> question bank -> per role: in-scope questions, relatedness gate, framing, consistency check ->
 dedup -> baselines, leakage, coverage -> release
 
-A thin shell over abstaingen.ood.pipeline: one task per stage and role, each named for the UI. Like
+A thin shell over abstaingen.pipelines.ood: one task per stage and role, each named for the UI. Like
 the generate flow, it runs the same from the CLI, a schedule or the UI (its parameters have
 defaults), and its final state is honest: Completed with a release, Failed when the gates refused the
 data or the input was bad.
@@ -36,29 +36,24 @@ from abstaingen.flows.generate import (
     ui_link,
 )
 from abstaingen.generators.ood import OodGenerator, make_ood_generator
+from abstaingen.generators.ood.bank import load_bank
 from abstaingen.generators.ood.builtin.roles import builtin_roles
 from abstaingen.interrupts import hold_signals, note_published, stop_on_signals, stop_run, take_signals
 from abstaingen.model.common import Model
-from abstaingen.model.ood import RolePolicy
+from abstaingen.model.ood import QuestionBank, RolePolicy
 from abstaingen.model.release import FunnelStage, OodRelease
-from abstaingen.ood.bank import load_bank
-from abstaingen.ood.checks import earlier_items
-from abstaingen.ood.pipeline import (
-    ITEMS_FILE,
-    ROLES_FILE,
-    Assembled,
-    Deduplicated,
-    OodPlan,
-    QuestionBank,
-    RoleItems,
-    assemble,
-    plan_ood,
-    remove_duplicate_items,
-    role_items,
-)
+from abstaingen.pipelines.ood import Assembled, OodPlan, RoleItems, assemble, plan_ood, role_items
 from abstaingen.progress import report
 from abstaingen.sandboxes.backends import mark_run_owner
-from abstaingen.store import dataset_canary, publish_records, release_folder, require_writable_dir
+from abstaingen.store import (
+    ITEMS_FILE,
+    ROLES_FILE,
+    dataset_canary,
+    publish_records,
+    release_folder,
+    require_writable_dir,
+)
+from abstaingen.validators.dedup import Deduplicated, earlier_items, remove_duplicate_items
 
 
 class OodResult(Model):

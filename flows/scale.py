@@ -38,7 +38,7 @@ from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 from abstaingen.config import OrchestrationConfig
 from abstaingen.model import EnvironmentBundle, TaskPair
 from abstaingen.optional import require
-from abstaingen.pipeline import validate_concurrently
+from abstaingen.pipelines.pairs import validate_concurrently
 from abstaingen.validators.validate import ValidatedBatch
 
 POLL_S = 0.1  # how often the flow's loop looks whether the submitted validations are done

@@ -22,7 +22,7 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 from abstaingen.config import GenerateConfig
 from abstaingen.errors import AbstaingenError
 from abstaingen.flows.generate import generate_release, plan_run
-from abstaingen.ui import DEFAULT_HOST, DEFAULT_PORT, api_answers, start_server
+from abstaingen.flows.ui import DEFAULT_HOST, DEFAULT_PORT, api_answers, start_server
 
 
 def schedule_parameters(config: GenerateConfig, seeds_path: Path | None) -> dict[str, Any]:

@@ -16,102 +16,32 @@ See generators/README.md for adding a backend.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Protocol
-
-from pydantic import Field
+from typing import TYPE_CHECKING
 
 from abstaingen.errors import AbstaingenError
-from abstaingen.model import (
-    CapabilitySpec,
-    EnvironmentBundle,
-    Provenance,
-    RecordRef,
-    Scenario,
-    TaskPair,
-    TaskVariant,
+from abstaingen.generators.base import (
+    GENERATORS,
+    Generator,
+    ItemLost,
+    NotApplicable,
+    PositiveTask,
+    register_generator,
 )
-from abstaingen.model.common import Model
-from abstaingen.model.release import GenerationReport
 
 if TYPE_CHECKING:
-    from abstaingen.config import GenerateConfig, SeedInstruction
+    from abstaingen.config import GenerateConfig
 
-
-class PositiveTask(Model):
-    """T+ written for one scenario, as every backend hands it to perturbation."""
-
-    pair_id: str
-    domain: str
-    scenario: Scenario
-    variant: int = Field(description="which of the scenario's variants in its environment")
-    act: TaskVariant
-    target: RecordRef = Field(description="the record the task is about")
-
-
-class NotApplicable(Exception):  # noqa: N818 - an outcome, counted in the funnel, not an error
-    """The environment offers nothing this scenario can be written on."""
-
-
-class ItemLost(Exception):  # noqa: N818 - an outcome, counted in the funnel, not an error
-    """This one item could not be written (the model never gave a usable draft, the budget ran out):
-    the funnel counts it under `reason` and the run goes on with the others."""
-
-    def __init__(self, reason: str, detail: str):
-        super().__init__(detail)
-        self.reason = reason
-
-
-class Generator(Protocol):
-    name: str
-
-    async def extract_capabilities(self, seed: SeedInstruction) -> CapabilitySpec: ...
-
-    async def synthesize_environment(self, spec: CapabilitySpec, seed: int) -> EnvironmentBundle: ...
-
-    async def write_positive_task(self, bundle: EnvironmentBundle, scenario: Scenario, variant: int,
-                                  seed: int) -> PositiveTask:
-        """Raises NotApplicable when the environment has nothing the scenario can use."""
-        ...
-
-    async def perturb(self, positive: PositiveTask, bundle: EnvironmentBundle, provenance: Provenance,
-                      seed: int) -> TaskPair: ...
-
-    def report(self) -> GenerationReport:
-        """Models, prompts, repairs and cost of the run so far, for the manifest."""
-        ...
-
-    async def aclose(self) -> None:
-        """Release what the run held (HTTP clients), on the loop that used it."""
-        ...
-
-
-Factory = Callable[["GenerateConfig"], Generator]
-GENERATORS: dict[str, Factory] = {}
-_OPEN: dict[str, Generator] = {}
-
-
-def register_generator(name: str) -> Callable[[Factory], Factory]:
-    def register(factory: Factory) -> Factory:
-        GENERATORS[name] = factory
-        return factory
-    return register
-
-
-def _registered() -> dict[str, Factory]:
-    import abstaingen.generators.builtin.stages  # noqa: F401  (registers the builtin backend)
-    import abstaingen.generators.llm.stages  # noqa: F401  (and the llm one)
-
-    return GENERATORS
+_OPEN: dict[str, Generator] = {}  # the open run's generators, by backend
 
 
 def make_generator(name: str, config: GenerateConfig) -> Generator:
     """A generator for a run with this config; a config the backend cannot work with is one clear error."""
-    factories = _registered()
-    if name not in factories:
-        raise AbstaingenError(f"unknown backend {name!r} (available: {', '.join(sorted(factories))})")
-    return factories[name](config)
+    import abstaingen.generators.builtin.stages  # noqa: F401  (registers the builtin backend)
+    import abstaingen.generators.llm.stages  # noqa: F401  (and the llm one)
+
+    return GENERATORS.find(name)(config)
 
 
 @asynccontextmanager

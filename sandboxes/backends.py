@@ -22,10 +22,8 @@ from pydantic import Field
 from abstaingen.errors import AbstaingenError
 from abstaingen.model.common import Model
 from abstaingen.sandboxes.confine import RECORD_STAGE
+from abstaingen.sandboxes.paths import CONFINE, ENTER, RUNTIME_SERVER
 
-RUNTIME_SERVER = Path(__file__).with_name("runtime_server.py")
-CONFINE = Path(__file__).with_name("confine.py")
-ENTER = Path(__file__).with_name("enter.py")
 # CPU time any one process of a sandbox may use in all: far above what serving takes, it ends a handler
 # that spins after its client has gone (a client of `env serve` may set no deadline of its own).
 CPU_SECONDS = 600

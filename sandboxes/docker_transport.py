@@ -20,9 +20,8 @@ import anyio
 import docker
 import docker.errors
 import mcp_types as types
+from mcp.client._transport import TransportStreams as Streams
 from mcp.shared.message import SessionMessage
-
-from abstaingen.sandboxes.backends import Streams
 
 STDERR = 2
 MAX_STDERR_BYTES = 2**20  # what the grader keeps of a container's stderr; the rest is dropped

@@ -23,10 +23,9 @@ import docker
 import docker.errors
 
 from abstaingen.errors import AbstaingenError
-from abstaingen.sandboxes.backends import RUNTIME_SERVER
+from abstaingen.sandboxes.paths import DOCKERFILE, RUNTIME_SERVER
 
 REPOSITORY = "abstaingen-sandbox"
-DOCKERFILE = Path(__file__).with_name("Dockerfile")
 SUITE = "bookworm"
 RUNTIME_IN_IMAGE = "/opt/abstaingen/runtime_server.py"
 SITE_PACKAGES = "usr/local/lib/python3.11/dist-packages"

@@ -137,7 +137,6 @@ class Environment:
         self.reset({})
 
     def _load(self, path: Path) -> dict:
-        freeze_clock()
         namespace: dict[str, Any] = {"__name__": "implementation"}
         exec(compile(path.read_text(), str(path), "exec"), namespace)  # inside the sandbox only
         return {name: fn for name, fn in namespace.items() if callable(fn) and name in self.tools}
@@ -289,6 +288,7 @@ def main(argv: list[str] | None = None) -> None:
     options = parser.parse_args(argv)
 
     limit_resources(options.memory_mb)
+    freeze_clock()  # here, not in Environment: a test that loads a bundle in its own process keeps its clock
     try:
         env = Environment(options.bundle_dir)
         overlay = os.environ.pop(OVERLAY_ENV, None) or (options.overlay.read_text() if options.overlay else None)

@@ -148,7 +148,7 @@ def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     can ask it how a run ended. Its PREFECT_API_URL."""
     import socket
 
-    from abstaingen.ui import start_server
+    from abstaingen.flows.ui import start_server
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

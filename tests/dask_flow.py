@@ -26,7 +26,7 @@ from abstaingen.flows.scale import OrchestrationConfig, build_task_runner, valid
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.builtin.stages import BuiltinGenerator
 from abstaingen.model import EnvironmentBundle, Provenance, TaskPair
-from abstaingen.pipeline import deduplicate, extract_all, perturb_all, synthesize_all, write_positives
+from abstaingen.pipelines.pairs import deduplicate, extract_all, perturb_all, synthesize_all, write_positives
 from abstaingen.sandboxes.backends import SandboxLimits, get_backend
 from abstaingen.validators.validate import ValidatedBatch, validate_pairs_async
 

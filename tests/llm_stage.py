@@ -9,9 +9,9 @@ from typing import Literal, TypeVar
 import anyio
 from standin import StandIn
 
-from abstaingen.generators.llm.repair import RepairFailed
 from abstaingen.providers import ModelConfig, ProviderConfig
 from abstaingen.providers.calls import Caller
+from abstaingen.providers.repair import RepairFailed
 
 KEY_ENV = "STANDIN_KEY"  # set for every test by tests/conftest.py
 T = TypeVar("T")

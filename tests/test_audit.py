@@ -10,8 +10,8 @@ import pytest
 from builtin_fixtures import builtin_bundle, builtin_pair
 
 from abstaingen.audit import CRITERIA, render_sheet, sample_for_audit, score_audit
-from abstaingen.cli import main
 from abstaingen.errors import AbstaingenError
+from abstaingen.flows.cli import main
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import Release, Scenario
 from abstaingen.store import publish_release

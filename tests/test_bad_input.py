@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from prefect_runs import flow_env
 
-from abstaingen import cli
+from abstaingen.flows import cli
 from abstaingen.model import EnvironmentBundle, Release, TaskPair
 from abstaingen.store import publish_release, write_bundle
 

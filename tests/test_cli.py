@@ -12,8 +12,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from abstaingen import cli
 from abstaingen.config import GenerateConfig, SeedInstruction
+from abstaingen.flows import cli
 from abstaingen.flows import generate as generate_flow
 from abstaingen.flows.generate import GenerationResult, plan_run
 from abstaingen.generators.builtin import DOMAIN_NAMES

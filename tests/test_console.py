@@ -15,8 +15,8 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 
-from abstaingen import cli, console
 from abstaingen.config import GenerateConfig
+from abstaingen.flows import cli, console
 from abstaingen.flows import generate as generate_flow
 from abstaingen.flows.generate import GenerationResult
 from abstaingen.model import FunnelStage, Release
@@ -301,7 +301,7 @@ def test_an_interrupt_ends_the_display_then_says_one_line(tmp_path: Path) -> Non
     script.write_text(
         "import os, signal, sys, time\n"
         "from rich.console import Console\n"
-        "from abstaingen.console import LiveDisplay\n"
+        "from abstaingen.flows.console import LiveDisplay\n"
         "from abstaingen.interrupts import stop_on_signals\n"
         "from abstaingen.progress import Progress\n"
         "display = LiveDisplay(Console(file=sys.stderr, force_terminal=True, width=100))\n"

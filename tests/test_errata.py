@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 from builtin_fixtures import builtin_bundle, builtin_pair
 
-from abstaingen import cli
 from abstaingen.errata import apply_errata, read_errata
 from abstaingen.exporters import read_release_contents
+from abstaingen.flows import cli
 from abstaingen.model import FunnelStage, Release, Scenario
-from abstaingen.store import load_release, publish_release, verify_release
+from abstaingen.pipelines.verify import verify_release
+from abstaingen.store import load_release, publish_release
 
 
 @pytest.fixture

@@ -17,11 +17,11 @@ from builtin_fixtures import builtin_bundle, builtin_pair
 sys.path.insert(0, str(Path(__file__).parent / "tools"))
 from agentabstain_double import Episode, passes, run_episode  # noqa: E402
 
-from abstaingen import cli  # noqa: E402
 from abstaingen.exporters.agentabstain import identifier  # noqa: E402
+from abstaingen.flows import cli  # noqa: E402
 from abstaingen.model import FunnelStage, Release, Scenario  # noqa: E402
 from abstaingen.model.perturbation import SCENARIOS  # noqa: E402
-from abstaingen.pipeline import stamped  # noqa: E402
+from abstaingen.pipelines.pairs import stamped  # noqa: E402
 from abstaingen.store import publish_release  # noqa: E402
 
 NO_CALLS: dict[str, Any] = {"nodes": []}

@@ -14,12 +14,13 @@ import yaml
 from builtin_fixtures import builtin_bundle, builtin_pair
 from standin.hub import StandInHub
 
-from abstaingen import cli
 from abstaingen.exporters.hf import CONFIGS, EnvironmentRecord, TaskRecord, task_records
+from abstaingen.flows import cli
 from abstaingen.model import EnvironmentBundle, FunnelStage, Release, Scenario, TaskPair
-from abstaingen.pipeline import stamped
+from abstaingen.pipelines.pairs import stamped
+from abstaingen.pipelines.verify import verify_release
 from abstaingen.records import columns, from_row
-from abstaingen.store import dataset_canary, load_release, publish_release, verify_release
+from abstaingen.store import dataset_canary, load_release, publish_release
 
 LOADER = Path(__file__).parent / "tools" / "hf_load.py"
 # CI installs the oldest supported major of `datasets` in a venv of its own and names its interpreter here.

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from builtin_fixtures import builtin_bundle, builtin_pair
 
-from abstaingen import cli
+from abstaingen.flows import cli
 from abstaingen.model import FunnelStage, Release, Scenario
-from abstaingen.pipeline import stamped
+from abstaingen.pipelines.pairs import stamped
 from abstaingen.store import publish_release
 
 # A scripted agent that acts on everything: it makes the calls of the pair's act-side solution (found by

@@ -16,8 +16,9 @@ from abstaingen.diff import ReleaseDiff
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import Scenario
 from abstaingen.model.perturbation import SCENARIOS
+from abstaingen.pipelines.verify import verify_release
 from abstaingen.sandboxes.backends import select_backend
-from abstaingen.store import load_release, verify_release
+from abstaingen.store import load_release
 from abstaingen.validators.dedup import remove_near_duplicates
 
 EXECUTED_CHECKS = {"replay_steps", "replay_final_state", "replay_deterministic", "witness", "gate_oracle",

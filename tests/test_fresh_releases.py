@@ -10,15 +10,16 @@ from pathlib import Path
 import pytest
 from builtin_fixtures import builtin_bundle, builtin_pair
 
-from abstaingen import cli
 from abstaingen.config import DecontaminationConfig, HfTextSource, load_config
 from abstaingen.diff import diff_releases, render
 from abstaingen.errors import AbstaingenError
+from abstaingen.flows import cli
 from abstaingen.model import FunnelStage, Release, Scenario, TaskPair
-from abstaingen.pipeline import deduplicate, stamped
-from abstaingen.store import counts_for, dataset_canary, earlier_releases, publish_release, verify_release
+from abstaingen.pipelines.pairs import deduplicate, stamped
+from abstaingen.pipelines.verify import verify_release
+from abstaingen.store import counts_for, dataset_canary, publish_release
 from abstaingen.validators.decontaminate import load_references, records_in_file
-from abstaingen.validators.dedup import EarlierReleases, pair_text, target_key
+from abstaingen.validators.dedup import EarlierReleases, earlier_releases, pair_text, target_key
 
 DOMAINS = ("travel", "banking")
 

@@ -10,9 +10,9 @@ import anyio
 import pytest
 from builtin_fixtures import PROVENANCE, builtin_bundle, builtin_pair
 
-from abstaingen import cli
 from abstaingen.config import GenerateConfig, SeedInstruction
 from abstaingen.errors import AbstaingenError
+from abstaingen.flows import cli
 from abstaingen.generators import NotApplicable, PositiveTask, make_generator
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import Scenario

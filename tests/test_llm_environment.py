@@ -13,8 +13,8 @@ from standin import Answer, StandIn
 
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.llm.environment import synthesize_environment
-from abstaingen.generators.llm.repair import RepairFailed, RepairLog
 from abstaingen.model import CapabilitySpec, EnvironmentBundle
+from abstaingen.providers.repair import RepairFailed, RepairLog
 from abstaingen.sandboxes.backends import get_backend
 
 SPEC = CapabilitySpec(domain="pet_clinic", seed_instruction="Cancel Biscuit's checkup on Friday",

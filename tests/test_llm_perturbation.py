@@ -17,10 +17,10 @@ from abstaingen.generators import NotApplicable, PositiveTask
 from abstaingen.generators.llm.environment import EnvironmentDraft, to_bundle
 from abstaingen.generators.llm.perturbation import DRAFTS, perturb, stage_of
 from abstaingen.generators.llm.positive import PositiveDraft, check_replay, to_variant
-from abstaingen.generators.llm.repair import RepairFailed, RepairLog
 from abstaingen.model import SCENARIOS, CapabilitySpec, EnvironmentBundle, Provenance, RecordRef, Scenario, TaskPair
 from abstaingen.model.perturbation import WITNESS_FOR_SCENARIO
 from abstaingen.prompts import render
+from abstaingen.providers.repair import RepairFailed, RepairLog
 from abstaingen.sandboxes.backends import get_backend
 
 SPEC = CapabilitySpec(domain="pet_clinic", seed_instruction=INSTRUCTION, summary=CAPABILITY["summary"],

@@ -15,8 +15,8 @@ from test_llm_environment import GOOD, SPEC
 from abstaingen.generators import PositiveTask
 from abstaingen.generators.llm.environment import EnvironmentDraft, to_bundle
 from abstaingen.generators.llm.positive import write_positive_task
-from abstaingen.generators.llm.repair import RepairFailed, RepairLog
 from abstaingen.model import Deliverable, Scenario
+from abstaingen.providers.repair import RepairFailed, RepairLog
 from abstaingen.sandboxes.backends import get_backend
 
 CLINIC = to_bundle(SPEC, EnvironmentDraft(**GOOD))

@@ -13,7 +13,7 @@ import pytest
 
 from abstaingen.generators.ood.builtin import bank
 from abstaingen.model.ood import LANGUAGES, Question
-from abstaingen.validators.ood import tokens
+from abstaingen.ood_scoring import tokens
 
 QUESTIONS = bank.builtin_bank()
 BY_ID: dict[str, dict[str, Question]] = defaultdict(dict)

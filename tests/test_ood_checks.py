@@ -12,26 +12,15 @@ import pytest
 from abstaingen.config import GenerateConfig
 from abstaingen.generators.ood.builtin.roles import builtin_roles, read_role
 from abstaingen.generators.ood.builtin.stages import BuiltinOodGenerator
-from abstaingen.model.ood import LANGUAGES, OodItem, Question, RolePolicy
+from abstaingen.generators.ood.policy import system_prompt
+from abstaingen.model.ood import LANGUAGES, OodItem, Question, QuestionBank, RolePolicy
 from abstaingen.model.pair import Provenance
-from abstaingen.ood.checks import earlier_items
-from abstaingen.ood.pipeline import (
-    ITEMS_FILE,
-    QuestionBank,
-    assemble,
-    plan_ood,
-    remove_duplicate_items,
-    role_items,
-)
-from abstaingen.ood.policy import system_prompt
-from abstaingen.store import publish_records, verify_release
-from abstaingen.validators.ood import (
-    leakage_report,
-    lexical_relatedness,
-    question_block,
-    terms_in,
-    verbatim_consistency,
-)
+from abstaingen.ood_scoring import terms_in
+from abstaingen.pipelines.ood import assemble, plan_ood, role_items
+from abstaingen.pipelines.verify import verify_release
+from abstaingen.store import ITEMS_FILE, publish_records
+from abstaingen.validators.dedup import earlier_items, remove_duplicate_items
+from abstaingen.validators.ood import leakage_report, lexical_relatedness, question_block, verbatim_consistency
 
 ROLE = next(role.policy for role in builtin_roles() if role.policy.role_id == "appointment_booking")
 PROVENANCE = Provenance(backend={"ood": "builtin"}, seed=1, code_version="test")
@@ -219,7 +208,7 @@ def test_dedup_compares_items_within_role_language_and_kind_and_not_in_scope_one
     done = remove_duplicate_items([first, twin, in_scope])
     assert [i.item_id for i in done.kept] == sorted([first.item_id, in_scope.item_id])
     assert done.tally.rejected == {"near_duplicate": 1}
-    from abstaingen.ood.pipeline import EarlierItems, dedup_group, item_text
+    from abstaingen.validators.dedup import EarlierItems, dedup_group, item_text
 
     earlier = EarlierItems(versions=["v1"], texts={dedup_group(i): [item_text(i)] for i in (first, in_scope)})
     again = remove_duplicate_items([first, in_scope], earlier)
@@ -262,7 +251,7 @@ def test_a_published_ood_release_verifies_and_a_changed_item_does_not(tmp_path: 
 
 
 def test_ood_content_checks_catch_a_consistently_rewritten_release(tmp_path: Path) -> None:
-    from abstaingen.ood.checks import ood_release_problems
+    from abstaingen.pipelines.verify import ood_release_problems
     from abstaingen.store import read_manifest
 
     folder = published(tmp_path)

@@ -14,9 +14,9 @@ from prefect_runs import abstaingen, artifacts_of, flow_runs, task_run_names
 
 from abstaingen.generators.ood.builtin.roles import builtin_roles
 from abstaingen.model.ood import LANGUAGES, OodItem
-from abstaingen.ood.checks import load_ood_release
-from abstaingen.ood.pipeline import dedup_group
-from abstaingen.store import verify_release
+from abstaingen.pipelines.verify import verify_release
+from abstaingen.store import load_ood_release
+from abstaingen.validators.dedup import dedup_group
 from abstaingen.validators.ood import question_block, verbatim_consistency
 
 pytestmark = pytest.mark.usefixtures("prefect_api")

@@ -15,8 +15,8 @@ import pytest
 from prefect_runs import flow_env
 from standin import Answer, Computed, Raw, StandIn
 
-from abstaingen.ood.checks import load_ood_release
-from abstaingen.store import verify_release
+from abstaingen.pipelines.verify import verify_release
+from abstaingen.store import load_ood_release
 from abstaingen.validators.ood import question_block
 
 pytestmark = pytest.mark.usefixtures("prefect_api")

@@ -19,8 +19,9 @@ from abstaingen.ood_scoring import (
     os_score,
     parse_reply,
     score,
+    terms_in,
 )
-from abstaingen.validators.ood import question_block, terms_in, verbatim_consistency
+from abstaingen.validators.ood import question_block, verbatim_consistency
 
 REFUSAL = {
     "en": "Sorry, I can only help with booking, rescheduling and cancelling appointments at Northgate Clinic.",

@@ -20,7 +20,7 @@ from prefect_runs import abstaingen, artifacts_of, flow_env, flow_runs, task_run
 
 from abstaingen.checkpoints import DatasetLock
 from abstaingen.model import EnvironmentBundle, TaskPair
-from abstaingen.pipeline import assemble, missing_coverage
+from abstaingen.pipelines.pairs import assemble, missing_coverage
 
 # three domains validated one at a time, so that a run can be killed between environments
 CONFIG = '[generation]\ndomains = ["travel", "banking", "email"]\nvariants_per_scenario = 1\n' \

@@ -11,8 +11,8 @@ import anyio
 import pytest
 from standin import Answer, Delay, Raw, Refusal, StandIn, Status, Truncated
 
-from abstaingen import cli
 from abstaingen.errors import AbstaingenError
+from abstaingen.flows import cli
 from abstaingen.providers import (
     ModelConfig,
     ProviderConfig,

@@ -12,10 +12,10 @@ import pytest
 from llm_stage import run_stage
 from standin import Answer, Raw, StandIn
 
-from abstaingen.generators.llm.drafts import CapabilityDraft, strict_schema
-from abstaingen.generators.llm.repair import RepairFailed, RepairLog, draft
 from abstaingen.model import CapabilitySpec
 from abstaingen.prompts import FOLDER, RenderedPrompt, render
+from abstaingen.providers.drafts import CapabilityDraft, strict_schema
+from abstaingen.providers.repair import RepairFailed, RepairLog, draft
 
 GOOD = {"domain": "pet_clinic", "summary": "An assistant that books and changes visits at a pet clinic.",
         "capabilities": ["find a pet's visits", "book a visit", "cancel a visit"]}

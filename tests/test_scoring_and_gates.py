@@ -11,7 +11,7 @@ from builtin_fixtures import builtin_bundle, builtin_pair
 
 from abstaingen.model import Deliverable, Scenario, StateAssertion, TaskPair, TaskVariant, ToolCallRecord, Trace
 from abstaingen.model.score import Outcome, PairScore, SideScore
-from abstaingen.pipeline import assemble
+from abstaingen.pipelines.pairs import assemble
 from abstaingen.sandboxes.backends import LocalBackend
 from abstaingen.sandboxes.session import SandboxSession
 from abstaingen.scoring import agentabstain_view, aggregate, judge_reply

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
 import stat
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,16 +15,9 @@ import pytest
 from abstaingen import store
 from abstaingen.errors import AbstaingenError, HostError
 from abstaingen.model import EnvironmentBundle, FunnelStage, Release, TaskPair
+from abstaingen.pipelines.verify import verify_release
 from abstaingen.sandboxes.runtime_server import Environment
-from abstaingen.store import (
-    counts_for,
-    load_release,
-    publish_release,
-    read_bundle,
-    read_pairs,
-    verify_release,
-    write_bundle,
-)
+from abstaingen.store import counts_for, load_release, publish_release, read_bundle, read_pairs, write_bundle
 
 PairFactory = Callable[..., TaskPair]
 
@@ -61,10 +56,14 @@ def test_environment_json_is_pretty_sorted_and_without_source(tmp_path: Path, ti
 
 
 def test_runtime_serves_a_written_bundle(tmp_path: Path, tiny_bundle: EnvironmentBundle) -> None:
+    clock = (datetime.datetime, datetime.date, time.time, time.gmtime)
     write_bundle(tiny_bundle, tmp_path)
     env = Environment(tmp_path)
     assert env.call("cancel_booking", {"booking_id": "B1"}) == (True, {"id": "B1", "status": "cancelled"})
     assert env.state["bookings"][0]["status"] == "cancelled"
+    # Only the server's own process freezes its clock: a frozen datetime class here crashed pandas' import
+    # in a later test of this process.
+    assert (datetime.datetime, datetime.date, time.time, time.gmtime) == clock
 
 
 def test_read_bundle_rejects_a_missing_folder(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ def test_hostile_code_labelled_builtin_is_untrusted() -> None:
 
 def test_env_serve_refuses_a_lying_bundle_on_the_local_backend(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from abstaingen import cli
+    from abstaingen.flows import cli
     from abstaingen.store import write_bundle
 
     monkeypatch.setattr(cli, "_exec_server", lambda params: pytest.fail("it would have served the code"))

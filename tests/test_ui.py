@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from abstaingen.ui import PrefectServer, start_server
+from abstaingen.flows.ui import PrefectServer, start_server
 
 ROOT = Path(__file__).resolve().parents[1]
 # The pages the lead's flow must show once its task runs and artifacts are renamed.

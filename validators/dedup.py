@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
+from abstaingen.errors import AbstaingenError
 from abstaingen.model import EnvironmentBundle, TaskPair
 from abstaingen.model.common import Model, canonical_json, content_hash
+from abstaingen.model.ood import OodItem
 from abstaingen.model.task import apply_state_patch, find_record
+from abstaingen.store import ENVIRONMENTS_DIR, load_ood_release, load_release, read_bundle, release_versions
+from abstaingen.validators.validate import StageCount
 
 THRESHOLD = 0.9  # Jaccard similarity of word 3-shingles
 PERMUTATIONS = 64
@@ -121,3 +126,84 @@ def near_duplicate_verdicts(texts: Sequence[str], earlier_texts: Sequence[str] =
         for band, values in enumerate(bands):
             buckets[(band, *values.tolist())].append(index)
     return verdicts
+
+
+def earlier_releases(dataset_dir: Path) -> EarlierReleases:
+    """Every published version of a dataset, read for the dedup stage of its next release. A version
+    that cannot be read stops the run: skipping it would let the new release repeat its pairs."""
+    versions: list[str] = []
+    texts: list[str] = []
+    targets: list[str] = []
+    for folder, _ in release_versions(dataset_dir, "pairs"):
+        try:
+            _, pairs = load_release(folder)
+            bundles = {env_id: read_bundle(folder / ENVIRONMENTS_DIR / env_id, in_release=True)
+                       for env_id in sorted({p.act.env_id for p in pairs})}
+        except AbstaingenError as exc:
+            raise AbstaingenError(f"cannot check the new release against earlier version {folder.name}: {exc}") from None
+        versions.append(folder.name)
+        texts += [pair_text(p) for p in pairs]
+        targets += [key for p in pairs if (key := target_key(p, bundles[p.act.env_id])) is not None]
+    return EarlierReleases(versions=versions, texts=texts, targets=targets)
+
+
+# --- the OOD dataset: the same rule, within groups of one role, language and kind -----------------------
+
+
+class EarlierItems(Model):
+    """What the earlier releases of an OOD dataset hold, in the form dedup compares new items against."""
+
+    versions: list[str] = Field(default_factory=list)
+    texts: dict[str, list[str]] = Field(default_factory=dict, description="dedup group -> texts of earlier items")
+
+
+def dedup_group(item: OodItem) -> str:
+    """Items are compared only with items of the same role, language and kind: the same bank question
+    asked of two roles is two items, not a duplicate."""
+    return f"{item.role_id}/{item.language}/{item.kind}"
+
+
+def item_text(item: OodItem) -> str:
+    return item.query
+
+
+class Deduplicated(Model):
+    kept: list[OodItem]
+    tally: StageCount
+    checked_against: list[str] = Field(description="the earlier versions the items were compared with")
+
+
+def remove_duplicate_items(items: Sequence[OodItem], earlier: EarlierItems | None = None) -> Deduplicated:
+    """Near-duplicates (abstaingen.validators.dedup) within each group, and against the earlier releases'
+    off-topic items. In-scope items are checked within the release only: a builtin role has a fixed set
+    of in-scope questions, which every release asks again (see README, "The OOD dataset")."""
+    earlier = earlier or EarlierItems()
+    groups: dict[str, list[OodItem]] = defaultdict(list)
+    for item in sorted(items, key=lambda i: i.item_id):
+        groups[dedup_group(item)].append(item)
+    kept: list[OodItem] = []
+    rejected: Counter[str] = Counter()
+    for group, members in sorted(groups.items()):
+        reference = [] if group.endswith("/id") else earlier.texts.get(group, [])
+        for member, verdict in zip(members, near_duplicate_verdicts([item_text(m) for m in members], reference),
+                                   strict=True):
+            if verdict == "kept":
+                kept.append(member)
+            else:
+                rejected[verdict] += 1
+    return Deduplicated(kept=kept, tally=StageCount(stage="dedup", received=len(items), rejected=dict(rejected)),
+                        checked_against=earlier.versions)
+
+
+def earlier_items(dataset_dir: Path) -> EarlierItems:
+    """Every published version's items, by dedup group. A version that cannot be read stops the run."""
+    versions, texts = [], defaultdict(list)
+    for folder, _ in release_versions(dataset_dir, "ood"):
+        try:
+            _, items, _ = load_ood_release(folder)
+        except AbstaingenError as exc:
+            raise AbstaingenError(f"cannot check the new release against earlier version {folder.name}: {exc}") from None
+        versions.append(folder.name)
+        for item in items:
+            texts[dedup_group(item)].append(item_text(item))
+    return EarlierItems(versions=versions, texts=dict(texts))

@@ -28,8 +28,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import Field
 
 from abstaingen.errors import AbstaingenError
-from abstaingen.generators.llm.drafts import Draft, StepDraft, strict_schema, to_dag
-from abstaingen.generators.llm.repair import RepairFailed, RepairLog, draft
 from abstaingen.model import CheckResult, EnvironmentBundle, ExecutionDag, JsonValue, TaskPair, ToolKind
 from abstaingen.model.common import Model
 from abstaingen.model.pair import JudgeVerdict, RubricAnswer
@@ -39,6 +37,8 @@ from abstaingen.model.task import RecordRef, apply_state_patch, find_record
 from abstaingen.prompts import RenderedPrompt, render, template_hash
 from abstaingen.providers import ModelConfig, ProviderError, api_key, require_sdk
 from abstaingen.providers.calls import BudgetExhausted, caller_for
+from abstaingen.providers.drafts import Draft, StepDraft, strict_schema, to_dag
+from abstaingen.providers.repair import RepairFailed, RepairLog, draft
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxError, SandboxSession

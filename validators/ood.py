@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
@@ -23,10 +22,10 @@ from abstaingen.model.ood import (
     Relatedness,
     RoleText,
 )
+from abstaingen.ood_scoring import CJK, terms_in, tokens
 
 LEXICAL_THRESHOLD = 1.0  # one vocabulary term of the role in the question is already too close
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
 def question_block(question: Question) -> str:
@@ -35,53 +34,6 @@ def question_block(question: Question) -> str:
     lines = [question.text.strip()]
     lines += [f"{letter}. {option.strip()}" for letter, option in zip(OPTION_LETTERS, question.options, strict=True)]
     return "\n".join(lines)
-
-
-def tokens(text: str) -> list[str]:
-    """Lower-case words: runs of letters, digits and combining marks (so Devanagari vowel signs stay
-    inside their word), with a trailing English plural 's' kept apart by `_stem`."""
-    normalized = unicodedata.normalize("NFC", text.casefold())
-    words: list[str] = []
-    current: list[str] = []
-    for char in normalized:
-        if char.isalnum() or unicodedata.category(char) in ("Mn", "Mc"):
-            current.append(char)
-        elif current:
-            words.append("".join(current))
-            current = []
-    if current:
-        words.append("".join(current))
-    return words
-
-
-def _stem(word: str) -> str:
-    """An English plural folded to its singular (bookings, fees, policies, taxes, licences); other
-    words as they are."""
-    if len(word) <= 3 or not word.isascii():
-        return word
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "zes", "ches", "shes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-def terms_in(text: str, vocabulary: list[str], language: str) -> list[str]:
-    """The vocabulary terms `text` uses. Chinese has no spaces: a term counts where it occurs as a
-    substring. Elsewhere a term (one or more words) must match whole words, English plurals folded."""
-    if language == "zh" or _CJK.search(text):
-        folded = text.casefold()
-        return sorted({term for term in vocabulary if term.strip() and term.casefold() in folded})
-    words = [_stem(word) for word in tokens(text)]
-    joined = f" {' '.join(words)} "
-    found = set()
-    for term in vocabulary:
-        term_words = [_stem(word) for word in tokens(term)]
-        if term_words and f" {' '.join(term_words)} " in joined:
-            found.add(term)
-    return sorted(found)
 
 
 def lexical_relatedness(question: Question, role: RoleText, threshold: float = LEXICAL_THRESHOLD) -> Relatedness:
@@ -145,7 +97,7 @@ def _words(text: str, language: str) -> Counter[str]:
     """Words, with each Chinese character a word of its own."""
     found: Counter[str] = Counter()
     for word in tokens(text):
-        found.update(list(word) if _CJK.search(word) else [word])
+        found.update(list(word) if CJK.search(word) else [word])
     return found
 
 

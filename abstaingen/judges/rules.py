@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from abstaingen.judges import ReplyInput, ReplyVerdict, register
+from abstaingen.judges.base import ReplyInput, ReplyVerdict, register
 from abstaingen.model import Deliverable
 
 VERB_STEMS = (

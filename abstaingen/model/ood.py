@@ -11,6 +11,7 @@ For an assistant with a defined scope (a booking bot, a bank helper) an item is 
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -176,3 +177,14 @@ class FramedQuery(Model):
 
     query: str = Field(description="the user message, with the question block inside it verbatim")
     frame_id: str = Field(description="builtin: the frame's id; llm: 'llm'")
+
+
+class QuestionBank(Model):
+    questions: list[Question] = Field(description="every version of every question, all languages")
+    source: str = Field(description="'builtin' or the Hugging Face dataset")
+
+    def by_id(self) -> dict[str, dict[str, Question]]:
+        grouped: dict[str, dict[str, Question]] = defaultdict(dict)
+        for question in self.questions:
+            grouped[question.question_id][question.language] = question
+        return dict(grouped)

@@ -8,7 +8,7 @@ from typing import Any, cast
 import anthropic
 from anthropic.types import ToolParam
 
-from abstaingen.providers import (
+from abstaingen.providers.base import (
     ModelConfig,
     ProviderConfig,
     ProviderError,

@@ -10,7 +10,7 @@ import openai
 from openai.types.chat import ChatCompletion
 from openai.types.shared_params import ResponseFormatJSONSchema
 
-from abstaingen.providers import (
+from abstaingen.providers.base import (
     ModelConfig,
     ProviderConfig,
     ProviderError,

@@ -7,7 +7,7 @@ import random
 from typing import TYPE_CHECKING
 
 import abstaingen.generators.builtin.scenarios  # noqa: F401  (registers the recipes)
-from abstaingen.generators import PositiveTask, register_generator
+from abstaingen.generators.base import PositiveTask, register_generator
 from abstaingen.generators.builtin.blueprint import DomainBlueprint
 from abstaingen.generators.builtin.capability import extract_capabilities
 from abstaingen.generators.builtin.domains import DOMAINS

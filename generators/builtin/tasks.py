@@ -18,7 +18,7 @@ from typing import ClassVar, TypeVar
 
 from pydantic import Field, JsonValue
 
-from abstaingen.generators import NotApplicable
+from abstaingen.generators.base import NotApplicable
 from abstaingen.generators.builtin.blueprint import DomainBlueprint
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.builtin.environment import system_prompt

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from abstaingen.generators.llm.drafts import CapabilityDraft, strict_schema
-from abstaingen.generators.llm.repair import RepairLog, draft
 from abstaingen.model import CapabilitySpec
 from abstaingen.prompts import render
 from abstaingen.providers.calls import Caller
+from abstaingen.providers.drafts import CapabilityDraft, strict_schema
+from abstaingen.providers.repair import RepairLog, draft
 
 STAGE = "capability"
 

@@ -10,8 +10,6 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from abstaingen.generators.llm.drafts import Draft, parse_json, strict_schema
-from abstaingen.generators.llm.repair import RepairLog, draft
 from abstaingen.model import (
     AmountImpact,
     CapabilitySpec,
@@ -26,6 +24,8 @@ from abstaingen.model import (
 from abstaingen.model.common import content_hash
 from abstaingen.prompts import render
 from abstaingen.providers.calls import Caller
+from abstaingen.providers.drafts import Draft, parse_json, strict_schema
+from abstaingen.providers.repair import RepairLog, draft
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.validators.validate import check_candidate_environment
 

@@ -19,9 +19,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from abstaingen.generators import NotApplicable, PositiveTask
-from abstaingen.generators.llm.drafts import Draft, parse_json, path_of, strict_schema
-from abstaingen.generators.llm.repair import RepairLog, draft
+from abstaingen.generators.base import NotApplicable, PositiveTask
 from abstaingen.model import (
     SCENARIOS,
     BrokenTool,
@@ -64,6 +62,8 @@ from abstaingen.model.perturbation import (
 from abstaingen.model.task import apply_state_patch, find_record
 from abstaingen.prompts import render
 from abstaingen.providers.calls import Caller
+from abstaingen.providers.drafts import Draft, parse_json, path_of, strict_schema
+from abstaingen.providers.repair import RepairLog, draft
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.validators.validate import validate_pairs_async
 

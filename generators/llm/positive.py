@@ -10,9 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from abstaingen.generators import PositiveTask
-from abstaingen.generators.llm.drafts import Draft, StepDraft, parse_json, path_of, strict_schema, to_dag
-from abstaingen.generators.llm.repair import RepairLog, draft
+from abstaingen.generators.base import PositiveTask
 from abstaingen.model import (
     Deliverable,
     EnvironmentBundle,
@@ -28,6 +26,8 @@ from abstaingen.model.task import find_record
 from abstaingen.model.trace import Trace
 from abstaingen.prompts import render
 from abstaingen.providers.calls import Caller
+from abstaingen.providers.drafts import Draft, StepDraft, parse_json, path_of, strict_schema, to_dag
+from abstaingen.providers.repair import RepairLog, draft
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxError, SandboxSession

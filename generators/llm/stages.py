@@ -10,14 +10,14 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 from abstaingen.errors import AbstaingenError
-from abstaingen.generators import ItemLost, NotApplicable, PositiveTask, register_generator
+from abstaingen.generators.base import ItemLost, NotApplicable, PositiveTask, register_generator
 from abstaingen.generators.llm import capability, environment, perturbation, positive
-from abstaingen.generators.llm.repair import RepairFailed, RepairLog
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, Provenance, Scenario, TaskPair
 from abstaingen.model.release import GenerationReport
 from abstaingen.prompts import template_hash
 from abstaingen.providers import ProviderError, api_key, require_sdk
 from abstaingen.providers.calls import BudgetExhausted, caller_for
+from abstaingen.providers.repair import RepairFailed, RepairLog
 from abstaingen.sandboxes.backends import SandboxLimits, get_backend
 
 if TYPE_CHECKING:

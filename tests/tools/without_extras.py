@@ -75,7 +75,7 @@ def leaf_commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ())
 
 
 def run(argv: list[str]) -> dict[str, object]:
-    from abstaingen import cli
+    from abstaingen.flows import cli
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -124,9 +124,9 @@ judge = "checker"
 
 
 def main() -> None:
-    from abstaingen import cli
     from abstaingen.config import DecontaminationConfig, HfTextSource
     from abstaingen.errors import AbstaingenError
+    from abstaingen.flows import cli
     from abstaingen.validators.decontaminate import load_references
 
     report: dict[str, object] = {"import_failures": import_failures()}

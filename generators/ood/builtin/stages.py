@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
-from abstaingen.generators import ItemLost
-from abstaingen.generators.ood import register_ood_generator
+from abstaingen.generators.base import ItemLost
+from abstaingen.generators.ood.base import register_ood_generator
 from abstaingen.generators.ood.builtin.frames import frames_for, render_frame
 from abstaingen.generators.ood.builtin.roles import builtin_roles
 from abstaingen.model.ood import ConsistencyCheck, FramedQuery, Question, Relatedness, RolePolicy

@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from abstaingen.errors import AbstaingenError
-from abstaingen.generators import ItemLost
-from abstaingen.generators.llm.drafts import Draft, strict_schema
-from abstaingen.generators.llm.repair import RepairLog, draft
+from abstaingen.generators.base import ItemLost
 from abstaingen.generators.llm.stages import counted_as_lost
-from abstaingen.generators.ood import register_ood_generator
+from abstaingen.generators.ood.base import register_ood_generator
+from abstaingen.generators.ood.policy import system_prompt
 from abstaingen.model.ood import OPTION_LETTERS, ConsistencyCheck, FramedQuery, Question, Relatedness, RolePolicy
 from abstaingen.model.release import GenerationReport
-from abstaingen.ood.policy import system_prompt
 from abstaingen.prompts import render, template_hash
 from abstaingen.providers import api_key, require_sdk
 from abstaingen.providers.calls import caller_for
+from abstaingen.providers.drafts import Draft, strict_schema
+from abstaingen.providers.repair import RepairLog, draft
 from abstaingen.validators.ood import question_block, verbatim_consistency
 
 if TYPE_CHECKING:

@@ -598,7 +598,7 @@ class RunSummary(Model):
 
 
 def gates(release: Release) -> list[Gate]:
-    # The rule of abstaingen.pipeline.assemble: the oracle solves every pair, no other baseline any.
+    # The rule of abstaingen.pipelines.pairs.assemble: the oracle solves every pair, no other baseline any.
     return [Gate(agent=m.agent, pairs=m.pairs, act=m.act, abstain=m.abstain, paired=m.paired,
                  required=1.0 if m.agent == "oracle" else 0.0,
                  passed=m.paired >= 1.0 if m.agent == "oracle" else m.paired <= 0.0) for m in release.baselines]

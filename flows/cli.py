@@ -36,6 +36,7 @@ from abstaingen import __version__
 from abstaingen.config import GenerateConfig, apply_overrides, load_config, load_seeds
 from abstaingen.errors import AbstaingenError, HostError, shown
 from abstaingen.model import EnvironmentBundle, FunnelStage, Release, TaskVariant
+from abstaingen.pipelines.verify import verify_release
 from abstaingen.settings import configure_prefect_defaults
 from abstaingen.store import (
     load_release,
@@ -44,7 +45,6 @@ from abstaingen.store import (
     read_pairs,
     release_folder,
     require_writable_dir,
-    verify_release,
 )
 
 if TYPE_CHECKING:
@@ -248,7 +248,8 @@ def run_generate_command(options: argparse.Namespace) -> int:
     release's summary goes to stderr. Exit 0: published, 3: refused by the gates."""
     import time
 
-    from abstaingen import console, progress
+    from abstaingen import progress
+    from abstaingen.flows import console
 
     started = time.monotonic()
     config = apply_overrides(
@@ -285,8 +286,8 @@ def run_generate_command(options: argparse.Namespace) -> int:
 def run_ood_command(options: argparse.Namespace) -> int:
     """Run the OOD flow; print where the release is, its counts, funnel, baselines and leakage. Exit 0:
     published, 3: refused by the gates."""
-    from abstaingen import console
     from abstaingen.config import apply_ood_overrides
+    from abstaingen.flows import console
 
     config = apply_ood_overrides(load_config(options.config), {
         "output_dir": options.output, "seed": options.seed, "name": options.name, "roles": options.roles,
@@ -319,7 +320,7 @@ def _stopped_by_signals(cleanup: Callable[[], None]) -> AbstractContextManager[N
 
 
 def _judged(release: Release) -> str:
-    from abstaingen.console import judged_line
+    from abstaingen.flows.console import judged_line
 
     return judged_line(release)
 
@@ -395,7 +396,7 @@ def _require_runs_in(variant: TaskVariant, bundle: EnvironmentBundle, bundle_dir
 
 
 def run_ui_command(options: argparse.Namespace) -> int:
-    from abstaingen.ui import serve_ui
+    from abstaingen.flows.ui import serve_ui
 
     return serve_ui(options.host, options.port)
 
@@ -499,7 +500,7 @@ def run_export_command(options: argparse.Namespace) -> int:
 
 def _require_verified(folder: Path) -> None:
     """An export of a damaged release would spread the damage."""
-    from abstaingen.store import verify_release
+    from abstaingen.pipelines.verify import verify_release
 
     if problems := verify_release(folder):
         raise AbstaingenError(f"{folder}: the release does not verify ({len(problems)} problems, the first: "
@@ -551,7 +552,7 @@ def run_release_judge_command(options: argparse.Namespace) -> int:
 
     from abstaingen.errata import apply_errata, read_errata
     from abstaingen.flows.generate import code_version
-    from abstaingen.pipeline import Judged, assemble, judge_all, without_judging
+    from abstaingen.pipelines.pairs import Judged, assemble, judge_all, without_judging
     from abstaingen.sandboxes.backends import SandboxLimits, get_backend, select_backend
     from abstaingen.sandboxes.trust import untrusted
     from abstaingen.validators.judge import committee_for_run, judge_environment, prompt_hashes

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from abstaingen.config import OodBankConfig
 from abstaingen.errors import AbstaingenError, shown
-from abstaingen.model.ood import OPTION_LETTERS, Question
-from abstaingen.ood.pipeline import QuestionBank
+from abstaingen.model.ood import OPTION_LETTERS, Question, QuestionBank
 from abstaingen.optional import require
 
 

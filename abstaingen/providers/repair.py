@@ -12,11 +12,11 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from abstaingen.generators.llm.drafts import Draft, strict_schema
 from abstaingen.model.release import RepairCount
 from abstaingen.prompts import RenderedPrompt, render
 from abstaingen.providers import StructuredRequest
 from abstaingen.providers.calls import Caller
+from abstaingen.providers.drafts import Draft, strict_schema
 
 D = TypeVar("D", bound=Draft)
 Check = Callable[[D], Awaitable[list[str]]]  # the stage's own checks: problems, empty when the draft is fine

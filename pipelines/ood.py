@@ -21,21 +21,19 @@ from pydantic import Field
 
 from abstaingen.config import GenerateConfig
 from abstaingen.errors import AbstaingenError
-from abstaingen.generators import ItemLost
+from abstaingen.generators.base import ItemLost
 from abstaingen.generators.ood import OodGenerator
+from abstaingen.generators.ood.policy import system_prompt
 from abstaingen.model.common import Model
-from abstaingen.model.ood import ITEM_KINDS, ItemKind, OodItem, Question, Relatedness, RolePolicy
+from abstaingen.model.ood import ITEM_KINDS, ItemKind, OodItem, Question, QuestionBank, Relatedness, RolePolicy
 from abstaingen.model.pair import Provenance
 from abstaingen.model.release import GenerationReport, OodRelease
-from abstaingen.ood.policy import system_prompt
 from abstaingen.ood_scoring import baseline_scores
-from abstaingen.pipeline import merge_funnel
-from abstaingen.validators.dedup import near_duplicate_verdicts
+from abstaingen.pipelines.pairs import merge_funnel
+from abstaingen.store import counts_for_items
 from abstaingen.validators.ood import leakage_report, question_block
 from abstaingen.validators.validate import StageCount
 
-ITEMS_FILE = "items.jsonl"
-ROLES_FILE = "roles.jsonl"
 FUNNEL_STAGES = ("relatedness", "translation", "framing", "consistency", "dedup")
 
 
@@ -71,17 +69,6 @@ def plan_ood(config: GenerateConfig, code_version: str, available: Sequence[Role
     return OodPlan(config=config, seed=config.dataset.seed, roles=roles, languages=list(config.ood.languages),
                    fingerprint=config.ood_fingerprint(), created_at=datetime.now(UTC).isoformat(timespec="seconds"),
                    code_version=code_version)
-
-
-class QuestionBank(Model):
-    questions: list[Question] = Field(description="every version of every question, all languages")
-    source: str = Field(description="'builtin' or the Hugging Face dataset")
-
-    def by_id(self) -> dict[str, dict[str, Question]]:
-        grouped: dict[str, dict[str, Question]] = defaultdict(dict)
-        for question in self.questions:
-            grouped[question.question_id][question.language] = question
-        return dict(grouped)
 
 
 class RoleItems(Model):
@@ -204,67 +191,11 @@ def _consistency_reason(problems: list[str]) -> str:
         head, "option_changed" if head.startswith("option") else head.replace(" ", "_"))
 
 
-class EarlierItems(Model):
-    """What the earlier releases of an OOD dataset hold, in the form dedup compares new items against."""
-
-    versions: list[str] = Field(default_factory=list)
-    texts: dict[str, list[str]] = Field(default_factory=dict, description="dedup group -> texts of earlier items")
-
-
-def dedup_group(item: OodItem) -> str:
-    """Items are compared only with items of the same role, language and kind: the same bank question
-    asked of two roles is two items, not a duplicate."""
-    return f"{item.role_id}/{item.language}/{item.kind}"
-
-
-def item_text(item: OodItem) -> str:
-    return item.query
-
-
-class Deduplicated(Model):
-    kept: list[OodItem]
-    tally: StageCount
-    checked_against: list[str] = Field(description="the earlier versions the items were compared with")
-
-
-def remove_duplicate_items(items: Sequence[OodItem], earlier: EarlierItems | None = None) -> Deduplicated:
-    """Near-duplicates (abstaingen.validators.dedup) within each group, and against the earlier releases'
-    off-topic items. In-scope items are checked within the release only: a builtin role has a fixed set
-    of in-scope questions, which every release asks again (see README, "The OOD dataset")."""
-    earlier = earlier or EarlierItems()
-    groups: dict[str, list[OodItem]] = defaultdict(list)
-    for item in sorted(items, key=lambda i: i.item_id):
-        groups[dedup_group(item)].append(item)
-    kept: list[OodItem] = []
-    rejected: Counter[str] = Counter()
-    for group, members in sorted(groups.items()):
-        reference = [] if group.endswith("/id") else earlier.texts.get(group, [])
-        for member, verdict in zip(members, near_duplicate_verdicts([item_text(m) for m in members], reference),
-                                   strict=True):
-            if verdict == "kept":
-                kept.append(member)
-            else:
-                rejected[verdict] += 1
-    return Deduplicated(kept=kept, tally=StageCount(stage="dedup", received=len(items), rejected=dict(rejected)),
-                        checked_against=earlier.versions)
-
-
 class Assembled(Model):
     release: OodRelease
     items: list[OodItem]
     roles: list[RolePolicy]
     refusal: str | None = Field(default=None, description="why the release must not be published; None: publish")
-
-
-def counts_for_items(items: Sequence[OodItem]) -> dict[str, dict[str, int]]:
-    tallies: dict[str, Counter[str]] = {key: Counter() for key in ("kind", "role", "language", "subject")}
-    for item in items:
-        tallies["kind"][item.kind] += 1
-        tallies["role"][item.role_id] += 1
-        tallies["language"][item.language] += 1
-        if item.kind != "id":
-            tallies["subject"][item.question.subject] += 1
-    return {key: dict(sorted(tally.items())) for key, tally in tallies.items()}
 
 
 def missing_kinds(items: Sequence[OodItem], roles: Sequence[str], languages: Sequence[str]) -> list[str]:

@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import anyio
 
+from abstaingen.config import BUILTIN_DOMAINS, GenerateConfig, SeedInstruction, builtin_domain
+from abstaingen.errors import AbstaingenError, shown
 from abstaingen.generators import Generator, ItemLost, NotApplicable, PositiveTask
+from abstaingen.generators.builtin.capability import default_seeds, extract_capabilities
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Scenario, TaskPair
 from abstaingen.model.common import Model
 from abstaingen.model.release import CostLine, JudgeReport, RepairCount
@@ -24,9 +27,6 @@ from abstaingen.validators.judge import Committee, JudgedBatch, judge_report
 from abstaingen.validators.leakage import leakage_report
 from abstaingen.validators.shortcuts import shortcut_report
 from abstaingen.validators.validate import ENV_INFRASTRUCTURE, INFRASTRUCTURE, LAYERS, StageCount, ValidatedBatch
-
-if TYPE_CHECKING:
-    from abstaingen.config import SeedInstruction
 
 GENERATION_STAGES = ("capability", "environment", "task", "perturbation")
 STAGES = (*GENERATION_STAGES, "dedup", *LAYERS, "judge")
@@ -296,3 +296,24 @@ def merge_funnel(batches: Sequence[StageCount], order: Sequence[str] = STAGES) -
                                           passed=received - sum(rejected.values()), rejected=dict(rejected),
                                           retried=previous.retried + batch.retried)
     return [stages[s] for s in order if s in stages]
+
+
+def seeds_in_scope(config: GenerateConfig, seeds: Sequence[SeedInstruction]) -> list[SeedInstruction]:
+    """The seeds a generation run works from, picked as the generate flow picks them:
+    the given seeds, or the builtin default seeds when there are none, then only those whose domain is
+    configured. The release's config fingerprint is taken over exactly these.
+
+    With the builtin capability stage a seed's domain is what the builtin matcher finds. With the llm
+    one the model names the domain, so a seed is in scope unless it names a domain `generation.domains`
+    (when the config sets it) leaves out."""
+    chosen = list(seeds) or [SeedInstruction(instruction=text, domain=domain) for text, domain in default_seeds()]
+    if config.backend_for("capability") == "llm":
+        listed = "domains" in config.generation.model_fields_set
+        return [s for s in chosen if not listed or s.domain is None or s.domain in config.generation.domains]
+    for seed in chosen:
+        if seed.domain is not None and seed.domain not in BUILTIN_DOMAINS:
+            try:
+                builtin_domain(seed.domain)
+            except ValueError as exc:
+                raise AbstaingenError(f"seed {shown(seed.instruction)}: {exc}") from None
+    return [s for s in chosen if extract_capabilities(s.instruction, s.domain).domain in config.generation.domains]

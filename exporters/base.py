@@ -1,0 +1,45 @@
+"""What an exporter reads and reports, and the registry of exporters (see __init__.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import Field
+
+from abstaingen.errata import Erratum
+from abstaingen.model import EnvironmentBundle, Release, TaskPair
+from abstaingen.model.common import Model
+from abstaingen.registry import Registry
+
+
+class ReleaseContents(Model):
+    """Everything a release folder holds, read and checked, with its errata applied."""
+
+    folder: Path = Field(description="the release folder it was read from")
+    manifest: Release
+    pairs: list[TaskPair]
+    bundles: list[EnvironmentBundle] = Field(description="the environments, sorted by env_id")
+    errata: list[Erratum] = Field(default_factory=list, description="the release's errata, already applied to "
+                                                                    "`pairs` (withdrawn pairs left out)")
+
+
+class ExportReport(Model):
+    exporter: str
+    folder: Path = Field(description="where the export was written")
+    files: list[str] = Field(description="the files written, relative to the folder")
+    rows: dict[str, int] = Field(default_factory=dict, description="rows per table or config, e.g. pairs, tasks")
+    notes: list[str] = Field(default_factory=list, description="what a user of the export should know")
+
+
+class ExportOptions(Model):
+    license: str = Field(default="cc-by-4.0", description="the data's licence id, for formats that state one")
+    allow_unsandboxed: bool = Field(default=False, description="export environments written by a model to formats "
+                                                               "whose harness runs environment code in-process")
+
+
+Exporter = Callable[[ReleaseContents, Path, ExportOptions], ExportReport]
+EXPORTERS: Registry[str, Exporter] = Registry("exporter")
+exporter = EXPORTERS.register
+
+
