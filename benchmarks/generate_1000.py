@@ -2,10 +2,11 @@
 
     .venv/bin/python benchmarks/generate_1000.py [--pairs 1000] [--workers 4] [--seed 7]
 
-Runs the same stage functions as the Prefect flow, without Prefect (its ephemeral server start is
-a fixed ~7 s that says nothing about the pipeline), validating `--workers` environments at once on
-one event loop, as the flow does. Prints wall time per stage, pairs/second, the funnel and the
-baseline gates. Nothing is written to disk except the bundles' temporary folders.
+Runs the pipeline the generate flow runs (abstaingen.pipelines.pairs.run_pairs), without Prefect (its
+ephemeral server start is a fixed ~7 s that says nothing about the pipeline), validating `--workers`
+environments at once on one event loop, as the flow does. A StageRunner that keeps the time prints wall
+time per stage, pairs/second, the funnel and the baseline gates. Nothing is written to disk except the
+bundles' temporary folders.
 """
 
 from __future__ import annotations
@@ -16,21 +17,60 @@ import math
 import os
 import platform
 import time
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from abstaingen.config import GenerateConfig, SeedInstruction
-from abstaingen.generators import make_generator
 from abstaingen.generators.builtin.domains import DOMAINS
-from abstaingen.model import Provenance, Scenario
-from abstaingen.pipelines.pairs import (
-    assemble,
-    deduplicate,
-    merge_funnel,
-    perturb_all,
-    validate_concurrently,
-    write_positives,
-)
-from abstaingen.sandboxes.backends import LocalBackend
-from abstaingen.validators.validate import validate_pairs_async
+from abstaingen.model import Scenario
+from abstaingen.pipelines.pairs import RunPlan, StageRunner, run_pairs
+
+T = TypeVar("T")
+
+
+class TimedStages(StageRunner):
+    """The in-process stages, each timed: a stage's items run at once, so its time is the wall time of all."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+
+    def _add(self, stage: str, began: float) -> None:
+        self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - began
+
+    async def extract(self, *args: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return await super().extract(*args)
+        finally:
+            self._add("capability", began)
+
+    async def track(self, stage: str, work: list[Awaitable[T]], notes: list[str]) -> list[T]:
+        began = time.perf_counter()
+        try:
+            return await super().track(stage, work, notes)
+        finally:
+            self._add({"synthesize": "environment", "write tasks": "task", "perturb": "perturbation"}[stage], began)
+
+    def dedup(self, *args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return super().dedup(*args, **kwargs)
+        finally:
+            self._add("dedup", began)
+
+    async def validate(self, *args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return await super().validate(*args, **kwargs)
+        finally:
+            self._add("validation", began)
+
+    def assemble(self, *args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return super().assemble(*args, **kwargs)
+        finally:
+            self._add("release gates", began)
 
 
 def main() -> None:
@@ -43,53 +83,32 @@ def main() -> None:
     # Some candidates are lost to dedup when variants run out of distinct records: ask for 10% more.
     per_domain = math.ceil(1.1 * options.pairs / len(DOMAINS))
     variants = math.ceil(per_domain / len(Scenario))
-    timings: dict[str, float] = {}
-    start = time.perf_counter()
-
-    def timed(stage: str, work):
-        began = time.perf_counter()
-        value = work()
-        timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - began
-        return value
-
-    generator = make_generator("builtin", GenerateConfig())
+    config = GenerateConfig.model_validate({
+        "dataset": {"seed": options.seed}, "generation": {"variants_per_scenario": variants},
+        "sandbox": {"backend": "local", "concurrency": options.workers}})
     seeds = [SeedInstruction(instruction=bp.seed_instruction, domain=name) for name, bp in DOMAINS.items()]
-    specs = timed("capability", lambda: [asyncio.run(generator.extract_capabilities(s)) for s in seeds])
-    bundles = timed("environment", lambda: [asyncio.run(generator.synthesize_environment(s, options.seed))
-                                            for s in specs])
-    provenance = Provenance(backend={"all": "builtin"}, seed=options.seed, code_version="benchmark")
-    positives = timed("task", lambda: [asyncio.run(write_positives(generator, b, variants, options.seed))
-                                       for b in bundles])
-    candidates = timed("perturbation", lambda: [asyncio.run(perturb_all(generator, b, p, provenance, options.seed)).pairs
-                                                 for b, p in zip(bundles, positives)])
-    unique = timed("dedup", lambda: deduplicate(bundles, candidates))
-    backend = LocalBackend()
-
-    async def validate(bundle, pairs):
-        return await validate_pairs_async(bundle, pairs, backend)
-
-    batches = timed("validation", lambda: asyncio.run(
-        validate_concurrently(bundles, unique.by_environment, options.workers, validate)))
-    assembly = timed("release gates", lambda: assemble([p for b in batches for p in b.accepted], bundles))
+    stages = TimedStages()
+    start = time.perf_counter()
+    run = asyncio.run(run_pairs(RunPlan(config=config, seeds=seeds), "benchmark", stages))
     total = time.perf_counter() - start
 
-    accepted = assembly.pairs
+    accepted = run.assembly.pairs
+    candidates = next(line.received for line in run.funnel if line.stage == "dedup")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"domains {len(DOMAINS)}, variants per scenario {variants}, workers {options.workers}")
-    print(f"candidates {sum(len(c) for c in candidates)}, accepted {len(accepted)} "
+    print(f"candidates {candidates}, accepted {len(accepted)} "
           f"({len({p.domain for p in accepted})} domains, {len({p.scenario for p in accepted})} scenarios)")
-    for stage, seconds in timings.items():
+    for stage, seconds in stages.timings.items():
         print(f"  {stage:<13} {seconds:7.2f} s")
     print(f"total {total:.2f} s, {len(accepted) / total:.1f} validated pairs/s")
-    for stage in merge_funnel([p.funnel for p in positives] + [unique.funnel]
-                              + [s for batch in batches for s in batch.stages]):
-        print(f"  {stage.stage:<11} received {stage.received:5d}  rejected {stage.rejected or 'none'}")
-    for m in assembly.baselines:
+    for line in run.funnel:
+        print(f"  {line.stage:<11} received {line.received:5d}  rejected {line.rejected or 'none'}")
+    for m in run.assembly.baselines:
         print(f"  {m.agent:<15} act {m.act:6.1%} abstain {m.abstain:6.1%} paired {m.paired:6.1%}")
-    print("  leakage: " + ", ".join(f"{s.scenario} {s.accuracy:.2f}{'' if s.at_chance else '*'}" for s in assembly.leakage))
-    print("  shortcuts: " + ", ".join(f"{s.scenario} {max(s.instruction_accuracy, s.record_accuracy):.2f}"
-                                      for s in assembly.shortcuts))
-    print(f"  release gates: {assembly.refusal or 'passed'}")
+    print("  leakage: " + ", ".join(f"{s.scenario} {s.accuracy:.2f}{'' if s.at_chance else '*'}"
+                                    for s in run.assembly.leakage))
+    if run.refusal:
+        print(f"  the release gates would refuse it: {run.refusal}")
 
 
 if __name__ == "__main__":

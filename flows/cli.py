@@ -264,7 +264,7 @@ def run_generate_command(options: argparse.Namespace) -> int:
     try:
         with display, _stopped_by_signals(display.abort):
             display.phase("loading the pipeline")
-            from abstaingen.flows.generate import run_generate
+            from abstaingen.flows.generate import run_generate_flow
 
             display.server_url = console.prefect_api_url()
             console.hush_prefect(chatter)  # left on: the temporary server's goodbye at exit stays quiet too
@@ -272,7 +272,7 @@ def run_generate_command(options: argparse.Namespace) -> int:
                 display.reroute_prefect()
             display.phase("checking the config, the seeds and the sandbox")
             with progress.watching(display.update):
-                result = run_generate(config, options.seeds)
+                result = run_generate_flow(config, options.seeds)
     finally:
         chatter.on_server_start = chatter.on_flow_run = chatter.on_view = None
     summary = console.summarize(result, config, time.monotonic() - started)
@@ -294,12 +294,12 @@ def run_ood_command(options: argparse.Namespace) -> int:
         "languages": options.languages, "id_per_role": options.id_per_role, "ood_per_role": options.ood_per_role,
         "backend": options.backend})
     print("abstaingen: starting the generate-ood flow", file=sys.stderr)
-    from abstaingen.flows.ood import run_ood
+    from abstaingen.flows.ood import run_ood_flow
 
     console.hush_prefect(console.PrefectChatter(hold_back=True))
 
     with _stopped_by_signals(lambda: None):
-        result = run_ood(config)
+        result = run_ood_flow(config)
     if options.json:
         print(result.model_dump_json(indent=2))
     else:
@@ -552,10 +552,10 @@ def run_release_judge_command(options: argparse.Namespace) -> int:
 
     from abstaingen.errata import apply_errata, read_errata
     from abstaingen.flows.generate import code_version
-    from abstaingen.pipelines.pairs import Judged, assemble, judge_all, without_judging
-    from abstaingen.sandboxes.backends import SandboxLimits, get_backend, select_backend
+    from abstaingen.pipelines.pairs import Judged, StageRunner, assemble, sandbox_for, without_judging
+    from abstaingen.sandboxes.backends import select_backend
     from abstaingen.sandboxes.trust import untrusted
-    from abstaingen.validators.judge import committee_for_run, judge_environment, prompt_hashes
+    from abstaingen.validators.judge import committee_for_run, prompt_hashes
 
     folder = _release_dir(options.release_dir)
     config = apply_overrides(load_config(options.config), sandbox=options.sandbox)
@@ -565,8 +565,8 @@ def run_release_judge_command(options: argparse.Namespace) -> int:
     pairs = apply_errata(published, read_errata(folder, manifest.version))  # a derived version starts corrected
     bundles = [read_bundle(d) for d in sorted((folder / "environments").iterdir()) if d.is_dir()]
     _require_cross_family(config, bundles)
-    backend = get_backend(select_backend(config.sandbox.backend).name,
-                          SandboxLimits(call_timeout_s=config.sandbox.call_timeout_s, memory_mb=config.sandbox.memory_mb))
+    sandbox = config.sandbox.model_copy(update={"backend": select_backend(config.sandbox.backend).name})
+    backend = sandbox_for(sandbox)
     if not backend.isolated and not config.sandbox.allow_unsandboxed and untrusted(bundles):
         raise AbstaingenError(f"{folder}: environments abstaingen did not write run only in an isolating sandbox "
                               f"(docker or bwrap), not on {backend.name}; sandbox.allow_unsandboxed overrides this")
@@ -578,8 +578,7 @@ def run_release_judge_command(options: argparse.Namespace) -> int:
     async def judged() -> Judged:
         async with committee_for_run(config) as committee:
             assert committee is not None
-            return await judge_all(committee, bundles, groups, config.sandbox.concurrency,
-                                   lambda bundle, group: judge_environment(committee, bundle, group, backend))
+            return await StageRunner().judge(committee, bundles, groups, sandbox, after=[])
 
     result = asyncio.run(judged())
     assembly = assemble(result.kept, bundles)

@@ -23,7 +23,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -38,7 +38,7 @@ from pydantic import Field
 
 import abstaingen
 from abstaingen.checkpoints import Checkpoints, DatasetLock
-from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction, load_seeds
+from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction
 from abstaingen.errors import AbstaingenError, HostError
 from abstaingen.flows.artifacts import (
     StageProgress,
@@ -48,27 +48,31 @@ from abstaingen.flows.artifacts import (
     rejection_samples,
 )
 from abstaingen.flows.scale import build_task_runner, on_dask, submit_each
-from abstaingen.generators import Generator, generators_for_run, get_generator, make_generator
+from abstaingen.generators import get_generator
 from abstaingen.interrupts import hold_signals, note_published, publishing, stop_on_signals, stop_run, take_signals
-from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, Scenario, TaskPair
+from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, TaskPair
 from abstaingen.model.common import Model
-from abstaingen.model.release import JudgeReport, RejectionSample
+from abstaingen.model.release import RejectionSample
 from abstaingen.pipelines.pairs import (
     GENERATION_STAGES,
+    Assembly,
     CapabilityBatch,
+    Deduplicated,
     EnvironmentBatch,
+    Judged,
     PerturbedBatch,
     PositiveBatch,
+    RunPlan,
+    StageRunner,
     assemble,
     deduplicate,
     extract_all,
     judge_all,
-    merge_funnel,
     perturb_all,
-    seeds_in_scope,
-    stamped,
+    plan_run,
+    release_of,
+    run_pairs,
     synthesize_all,
-    with_repairs,
     write_positives,
 )
 from abstaingen.progress import report
@@ -80,7 +84,6 @@ from abstaingen.sandboxes.backends import (
     get_backend,
     mark_run_owner,
     orphans_of_dead_runs,
-    select_backend,
     stop_local_sandboxes,
 )
 from abstaingen.sandboxes.docker_transport import LEFTOVERS
@@ -89,13 +92,11 @@ from abstaingen.store import (
     publish_release,
     release_folder,
     remove_scratch,
-    require_writable_dir,
     scratch_owners,
 )
-from abstaingen.validators.decontaminate import load_references
-from abstaingen.validators.dedup import earlier_releases
-from abstaingen.validators.judge import JudgedBatch, committee_for_run, judge_environment, open_committee
-from abstaingen.validators.judge import prompt_hashes as judge_prompts
+from abstaingen.validators.decontaminate import ReferenceIndex, load_references
+from abstaingen.validators.dedup import EarlierReleases, earlier_releases
+from abstaingen.validators.judge import Committee, JudgedBatch, judge_environment, open_committee
 from abstaingen.validators.validate import LAYERS, ValidatedBatch, validate_pairs_async
 
 EXIT_FAILED, EXIT_USER_ERROR = 1, 2
@@ -120,33 +121,6 @@ class GenerationResult(Model):
     ui_url: str | None = Field(default=None, description="the flow run's page, when a Prefect server (not the "
                                                          "temporary one) recorded it")
     elapsed_s: float = Field(default=0.0, description="wall-clock seconds from the start of the flow run")
-
-
-class RunPlan(Model):
-    """What a run works from, settled before any work: nothing here may still be 'auto' or unset."""
-
-    config: GenerateConfig = Field(description="with its seed drawn and its sandbox backend chosen")
-    seeds: list[SeedInstruction] = Field(description="the seed instructions in scope")
-
-
-def plan_run(config: GenerateConfig, seeds_file: Path | None) -> RunPlan:
-    """Pre-flight checks: everything a run can be refused for before it spends anything. Raises
-    AbstaingenError, with one line, for input the user has to fix."""
-    config = config.with_seed()  # before the generators open: the seed is part of every model call's cache key
-    path = seeds_file or config.generation.seeds_file
-    seeds = load_seeds(path, config.backend_for("capability") == "builtin") if path is not None else []
-    in_scope = seeds_in_scope(config, seeds)
-    if not in_scope:
-        raise AbstaingenError("no seed instruction belongs to the configured domains "
-                              f"({', '.join(config.generation.domains)})")
-    # `auto` becomes a backend here, once: a missing Docker image is one line, not a traceback from
-    # inside every validation task
-    chosen = select_backend(config.sandbox.backend).name
-    config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": chosen})})
-    for name in {config.backend_for(stage) for stage in GENERATION_STAGES}:
-        make_generator(name, config)  # a backend the config cannot work with is one line here, not a failed task
-    require_writable_dir(config.dataset.output_dir / config.dataset.name)
-    return RunPlan(config=config, seeds=in_scope)
 
 
 def sweep_sandboxes(backend: str) -> None:
@@ -324,11 +298,6 @@ async def tracked(stage: str, work: list[Awaitable[T]], notes: list[str]) -> lis
     return list(await asyncio.gather(*(one(w, n) for w, n in zip(work, notes))))
 
 
-def sandbox_used(pairs: list[TaskPair]) -> str:
-    """The backend(s) that actually ran the pairs (auto may differ from machine to machine)."""
-    return "+".join(sorted({p.validation.sandbox or "none" for p in pairs}))
-
-
 class ApiProbe:
     """One quick GET of the Prefect API's health endpoint, without the client's retries (which
     spend more than a minute on a dead server)."""
@@ -361,14 +330,6 @@ async def watch_api(probe: ApiProbe, interval_s: float = 2.0, misses_allowed: in
         misses = 0 if await probe.answers() else misses + 1
         if misses > misses_allowed and not publishing():
             stop_run(API_DEAD, EXIT_FAILED)
-
-
-def budget_warning(funnel: list[FunnelStage], config: GenerateConfig) -> list[str]:
-    lost = sum(n for line in funnel for reason, n in line.rejected.items() if reason.endswith("budget_exhausted"))
-    if not lost:
-        return []
-    return [f"the budget of ${config.llm.budget_usd:g} ran out: {lost} items were not written or judged; every pair "
-            "finished before that is in this release"]
 
 
 async def label_run(config: GenerateConfig) -> None:
@@ -437,16 +398,67 @@ async def generate_release(config: GenerateConfig = DEFAULT_CONFIG,
     return Failed(message=f"{prefix}: {result.refusal}", data=result)
 
 
+class FlowStages(StageRunner):
+    """run_pairs' stages as this flow's Prefect tasks: one per environment, named for the UI, with their
+    progress artifacts, the run's graph (`wait_for`), and the validation checkpoints of an interrupted run."""
+
+    def __init__(self, checkpoints: Path):
+        self.checkpoints = checkpoints
+
+    async def extract(self, seeds: list[SeedInstruction], backend: str) -> CapabilityBatch:
+        return await extract_capabilities_stage(seeds, backend)
+
+    async def synthesize(self, spec: CapabilitySpec, seed: int, backend: str, after: object) -> EnvironmentBatch:
+        return await synthesize_environment_stage(spec, seed, backend, wait_for=[after])
+
+    async def write_tasks(self, bundle: EnvironmentBundle, variants: int, seed: int, backend: str,
+                          after: object) -> PositiveBatch:
+        return await positive_tasks_stage(bundle, variants, seed, backend, wait_for=[after])
+
+    async def perturb(self, bundle: EnvironmentBundle, positives: PositiveBatch, provenance: Provenance, seed: int,
+                      backend: str) -> PerturbedBatch:
+        return await perturb_stage(bundle, positives, provenance, seed, backend)
+
+    def dedup(self, bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]], earlier: EarlierReleases,
+              references: ReferenceIndex | None, after: list[Any]) -> Deduplicated:
+        return dedup_stage(bundles, candidates, earlier, references, wait_for=after)
+
+    async def validate(self, bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]],
+                       sandbox: SandboxConfig, after: object) -> list[ValidatedBatch]:
+        batches = await validate_all(bundles, candidates, sandbox, self.checkpoints, after)
+        if LEFTOVERS:
+            get_run_logger().warning("%d containers could not be removed at once; removed in the background "
+                                     "(first: %s)", len(LEFTOVERS), LEFTOVERS[0])
+        return batches
+
+    async def judge(self, committee: Committee, bundles: list[EnvironmentBundle], groups: list[list[TaskPair]],
+                    sandbox: SandboxConfig, after: list[Any]) -> Judged:
+        bar = await StageProgress("judge", sum(1 for group in groups if group)).start()
+
+        async def judge(bundle: EnvironmentBundle, pairs: list[TaskPair]) -> JudgedBatch:
+            batch = await judge_stage(bundle, pairs, sandbox, wait_for=after)
+            await bar.advance(len(batch.accepted), bundle.domain)
+            return batch
+
+        return await judge_all(committee, bundles, groups, sandbox.concurrency, judge)
+
+    def assemble(self, kept: list[TaskPair], bundles: list[EnvironmentBundle], rejected: list[TaskPair],
+                 allow_infrastructure_loss: bool, expected_domains: Sequence[str], expected_scenarios: Sequence[str],
+                 allow_incomplete: bool, after: list[Any]) -> Assembly:
+        return assemble_stage(kept, bundles, rejected, allow_infrastructure_loss, expected_domains, expected_scenarios,
+                              allow_incomplete, wait_for=after)
+
+    async def track(self, stage: str, work: list[Awaitable[T]], notes: list[str]) -> list[T]:
+        return await tracked(stage, work, notes)
+
+    def log(self, message: str) -> None:
+        get_run_logger().info("%s", message)
+
+
 async def _generate_release(plan: RunPlan, probe: ApiProbe) -> GenerationResult:
-    async with generators_for_run(plan.config, GENERATION_STAGES) as generators:
-        return await _generate_with(plan, probe, generators)
-
-
-async def _generate_with(plan: RunPlan, probe: ApiProbe, generators: dict[str, Generator]) -> GenerationResult:
     logger = get_run_logger()
     config, seeds = plan.config, plan.seeds
     seed = config.dataset.seed
-    assert seed is not None
     dataset_dir = config.dataset.output_dir / config.dataset.name
     # read under the dataset's lock: what the run must not repeat, and what it is checked against
     earlier = earlier_releases(dataset_dir)
@@ -454,120 +466,35 @@ async def _generate_with(plan: RunPlan, probe: ApiProbe, generators: dict[str, G
     checkpoints = Checkpoints.for_run(dataset_dir, config.fingerprint(seeds), code_version())
     if resumed := checkpoints.saved("validate"):
         logger.info("resuming an interrupted run of this plan: %d environments were already validated", resumed)
-    provenance = Provenance(backend={stage: config.backend_for(stage) for stage in GENERATION_STAGES},
-                            seed=seed, code_version=code_version())
-
-    backend = provenance.backend
-    report("extract", 0, len(seeds))
-    capability = await extract_capabilities_stage(seeds, backend["capability"])
-    report("extract", len(seeds), len(seeds), note=f"{len(capability.specs)} capability specs")
-    logger.info("%d seed instructions -> %d capability specs", len(seeds), len(capability.specs))
-    specs = capability.specs
-    environments = await tracked("synthesize", [
-        synthesize_environment_stage(spec, seed, backend["environment"], wait_for=[capability]) for spec in specs],
-        [spec.domain for spec in specs])
-    made = [(bundle, batch) for batch in environments for bundle in batch.bundles]
-    bundles = [bundle for bundle, _ in made]
-    variants = config.generation.variants_per_scenario
-    positives = await tracked("write tasks", [
-        positive_tasks_stage(bundle, variants, seed, backend["task"], wait_for=[batch]) for bundle, batch in made],
-        [b.domain for b in bundles])
-    perturbed = await tracked("perturb", [
-        perturb_stage(bundle, batch, provenance, seed, backend["perturbation"]) for bundle, batch in
-        zip(bundles, positives)], [b.domain for b in bundles])
-    candidates = [batch.pairs for batch in perturbed]
-    report("dedup", 0, sum(len(c) for c in candidates))
-    unique = dedup_stage(bundles, candidates, earlier, references, wait_for=perturbed)
-    kept = unique.funnel.received - sum(unique.funnel.rejected.values())
-    report("dedup", unique.funnel.received, unique.funnel.received, kept)
-    if earlier.versions:
-        logger.info("checked against %d earlier releases (%s): %s", len(earlier.versions), ", ".join(earlier.versions),
-                    unique.funnel.rejected or "nothing repeated")
-    batches = await validate_all(bundles, unique.by_environment, config.sandbox, checkpoints.folder, unique)
-    if LEFTOVERS:
-        logger.warning("%d containers could not be removed at once; removed in the background (first: %s)",
-                       len(LEFTOVERS), LEFTOVERS[0])
-    reports = [g.report() for g in generators.values()]
-    cost = [line for report_ in reports for line in report_.cost]
-    accepted = [p for batch in batches for p in batch.accepted]
-    rejected = [p for batch in batches for p in batch.rejected]
-    judged = None
-    async with committee_for_run(config, sum(line.cost_usd for line in cost)) as committee:
-        if committee is not None:
-            logger.info("%d validated pairs go before the judge committee: %s (%s)", len(accepted),
-                        ", ".join(committee.models().values()), committee.rule)
-            bar = await StageProgress("judge", sum(1 for b in batches if b.accepted)).start()
-
-            async def judge(bundle: EnvironmentBundle, pairs: list[TaskPair]) -> JudgedBatch:
-                batch = await judge_stage(bundle, pairs, config.sandbox, wait_for=batches)
-                await bar.advance(len(batch.accepted), bundle.domain)
-                return batch
-
-            judged = await judge_all(committee, bundles, [b.accepted for b in batches], config.sandbox.concurrency,
-                                     judge)
-            accepted, rejected, cost = judged.kept, [*rejected, *judged.rejected], [*cost, *judged.cost]
-    funnel = with_repairs(merge_funnel([capability.funnel, *(e.funnel for e in environments),
-                                        *(p.funnel for p in positives), *(p.funnel for p in perturbed), unique.funnel,
-                                        *(s for batch in batches for s in batch.stages),
-                                        *([judged.funnel] if judged else [])]),
-                          [r for report_ in reports for r in report_.repairs])
-    spent = budget_warning(funnel, config)
-    # a run whose budget ran out publishes what it finished (the budget is the user's explicit choice)
-    assembly = assemble_stage(accepted, bundles, rejected, config.sandbox.allow_infrastructure_loss,
-                              sorted({spec.domain for spec in specs}), [s.value for s in Scenario],
-                              config.dataset.allow_incomplete or bool(spent),
-                              wait_for=[*batches, *([judged] if judged else [])])
-    warnings = [*assembly.warnings, *spent]
-    logger.info("%d candidate pairs, %d after dedup, %d validated", sum(len(c) for c in candidates), kept,
-                len(assembly.pairs))
-    for metrics in assembly.baselines:
+    run = await run_pairs(plan, code_version(), FlowStages(checkpoints.folder), earlier, references)
+    for metrics in run.assembly.baselines:
         logger.info("baseline %-14s act %5.1f%%  abstain %5.1f%%  paired %5.1f%%", metrics.agent,
                     100 * metrics.act, 100 * metrics.abstain, 100 * metrics.paired)
-    for warning in warnings:
+    for warning in run.warnings:
         logger.warning("%s", warning)
-    if not assembly.pairs or assembly.refusal:
-        refusal = assembly.refusal or "no pair survived validation"
+    if run.refusal:
         # info, not error: the run's Failed state carries the reason, and the CLI's summary shows it
-        logger.info("release refused, nothing was published: %s", refusal)
-        samples = rejection_samples(rejected, LAYERS)
-        await publish_refusal(config.dataset.name, refusal, funnel, samples)
+        logger.info("release refused, nothing was published: %s", run.refusal)
+        samples = rejection_samples(run.rejected, LAYERS)
+        await publish_refusal(config.dataset.name, run.refusal, run.funnel, samples)
         checkpoints.clear()
-        return GenerationResult(outcome="refused", funnel=funnel, refusal=refusal, rejection_samples=samples,
-                                warnings=warnings, seed=seed)
-    created_at, fingerprint = datetime.now(UTC).isoformat(timespec="seconds"), config.fingerprint(seeds)
-    canary = dataset_canary(dataset_dir)
-    pairs = stamped(assembly.pairs, canary, created_at, fingerprint)
-
-    manifest = Release(
-        name=config.dataset.name, version="", created_by=f"abstaingen {code_version()}", seed=seed,
-        checked_against=earlier.versions, canary=canary,
-        backends={**provenance.backend, "judge": "llm" if judged else "none"},
-        decontaminated_against=references.describe() if references else [], created_at=created_at,
-        config_fingerprint=fingerprint, sandbox=sandbox_used(pairs),
-        sandbox_image=next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None),
-        counts={}, total_pairs=0, funnel=funnel, baselines=assembly.baselines,
-        agentabstain_view=assembly.agentabstain_view, leakage=assembly.leakage,
-        shortcuts=assembly.shortcuts, warnings=warnings, cost=cost,
-        cost_usd=round(sum(line.cost_usd for line in cost), 6),
-        cost_per_pair_usd=round(sum(line.cost_usd for line in cost) / len(pairs), 6),
-        models={**{k: v for r in reports for k, v in r.models.items()}, **(judged.models if judged else {})},
-        prompts={**{k: v for r in reports for k, v in r.prompts.items()}, **(judge_prompts() if judged else {})},
-        judge=judged.report if judged else JudgeReport(judged=False),
-    )
+        return GenerationResult(outcome="refused", funnel=run.funnel, refusal=run.refusal, rejection_samples=samples,
+                                warnings=run.warnings, seed=seed)
+    manifest, pairs = release_of(run, dataset_canary(dataset_dir), datetime.now(UTC).isoformat(timespec="seconds"))
     if not await probe.answers():
         stop_run(API_DEAD, EXIT_FAILED)
     report("publish", 0, 1)
     with hold_signals():
-        release = publish_release(config.dataset.output_dir, manifest, pairs, bundles)
+        release = publish_release(config.dataset.output_dir, manifest, pairs, run.bundles)
         note_published(f"{release.name} {release.version}")
     checkpoints.clear()
     folder = release_folder(config.dataset.output_dir, release.name, release.version)
     report("publish", 1, 1, release.total_pairs, note=release.version)
-    await publish_funnel(release.funnel, f"{release.name} {release.version}", rejection_samples(rejected, LAYERS))
+    await publish_funnel(release.funnel, f"{release.name} {release.version}", rejection_samples(run.rejected, LAYERS))
     await publish_release_artifacts(release, folder)
     logger.info("published %s %s: %d pairs in %s", release.name, release.version, release.total_pairs, folder)
     return GenerationResult(outcome="published", release=release, folder=folder, funnel=release.funnel,
-                            warnings=warnings, seed=seed)
+                            warnings=run.warnings, seed=seed)
 
 
 def ui_link(flow_run_id: str) -> str | None:
@@ -578,7 +505,7 @@ def ui_link(flow_run_id: str) -> str | None:
     return f"{api.rstrip('/').removesuffix('/api')}/runs/flow-run/{flow_run_id}"
 
 
-def run_generate(config: GenerateConfig, seeds_path: Path | None = None) -> GenerationResult:
+def run_generate_flow(config: GenerateConfig, seeds_path: Path | None = None) -> GenerationResult:
     """Entry point for the CLI and tests. Runs the pre-flight checks here first, so that bad input is
     one line before Prefect starts, then the flow (which checks again: a scheduled run has no CLI).
     Raises AbstaingenError for bad input; returns the result, published or refused."""

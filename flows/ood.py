@@ -210,7 +210,7 @@ async def _publish_scores(release: OodRelease) -> None:
             "items to refuse"))
 
 
-def run_ood(config: GenerateConfig) -> OodResult:
+def run_ood_flow(config: GenerateConfig) -> OodResult:
     """Entry point for the CLI and tests: pre-flight here (bad input is one line before Prefect starts),
     then the flow. Raises AbstaingenError for bad input; returns the result, published or refused."""
     plan_run(config)

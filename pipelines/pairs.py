@@ -1,32 +1,63 @@
-"""The generation pipeline without Prefect: the stage functions the flow runs as tasks, and that benchmarks
-and tests call directly. Each takes and returns pydantic models; nothing here writes files."""
+"""The pairs product without Prefect: the stage functions, and `run_pairs`, which composes them from a plan to
+the release gates. The generate flow runs the same composition with each stage as a Prefect task (it passes
+its own StageRunner); `release judge`, the benchmarks and the tests call these directly. Each function takes
+and returns pydantic models; nothing here writes files (`release_of` makes what the store publishes)."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
 
 import anyio
+from pydantic import Field
 
-from abstaingen.config import BUILTIN_DOMAINS, GenerateConfig, SeedInstruction, builtin_domain
+from abstaingen.config import (
+    BUILTIN_DOMAINS,
+    GenerateConfig,
+    SandboxConfig,
+    SeedInstruction,
+    builtin_domain,
+    load_seeds,
+)
 from abstaingen.errors import AbstaingenError, shown
-from abstaingen.generators import Generator, ItemLost, NotApplicable, PositiveTask
+from abstaingen.generators import (
+    Generator,
+    ItemLost,
+    NotApplicable,
+    PositiveTask,
+    generators_for_run,
+    get_generator,
+    make_generator,
+)
 from abstaingen.generators.builtin.capability import default_seeds, extract_capabilities
-from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Scenario, TaskPair
+from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, Scenario, TaskPair
 from abstaingen.model.common import Model
-from abstaingen.model.release import CostLine, JudgeReport, RepairCount
+from abstaingen.model.release import CostLine, GenerationReport, JudgeReport, RepairCount
 from abstaingen.model.score import AgentAbstainView, AgentMetrics, LeakageScore, ShortcutScore
+from abstaingen.progress import report
+from abstaingen.sandboxes.backends import SandboxBackend, SandboxLimits, get_backend, select_backend
 from abstaingen.scoring import agentabstain_view, aggregate
+from abstaingen.store import require_writable_dir
 from abstaingen.validators.baselines import BASELINES
 from abstaingen.validators.decontaminate import ReferenceIndex
 from abstaingen.validators.dedup import EarlierReleases, remove_near_duplicates, target_key
 from abstaingen.validators.judge import CHECKS as JUDGE_CHECKS
-from abstaingen.validators.judge import Committee, JudgedBatch, judge_report
+from abstaingen.validators.judge import Committee, JudgedBatch, committee_for_run, judge_environment, judge_report
+from abstaingen.validators.judge import prompt_hashes as judge_prompts
 from abstaingen.validators.leakage import leakage_report
 from abstaingen.validators.shortcuts import shortcut_report
-from abstaingen.validators.validate import ENV_INFRASTRUCTURE, INFRASTRUCTURE, LAYERS, StageCount, ValidatedBatch
+from abstaingen.validators.validate import (
+    ENV_INFRASTRUCTURE,
+    INFRASTRUCTURE,
+    LAYERS,
+    StageCount,
+    ValidatedBatch,
+    validate_pairs_async,
+)
 
 GENERATION_STAGES = ("capability", "environment", "task", "perturbation")
 STAGES = (*GENERATION_STAGES, "dedup", *LAYERS, "judge")
@@ -317,3 +348,218 @@ def seeds_in_scope(config: GenerateConfig, seeds: Sequence[SeedInstruction]) -> 
             except ValueError as exc:
                 raise AbstaingenError(f"seed {shown(seed.instruction)}: {exc}") from None
     return [s for s in chosen if extract_capabilities(s.instruction, s.domain).domain in config.generation.domains]
+
+
+# --- the whole run, without Prefect ----------------------------------------------------------------------
+
+
+class RunPlan(Model):
+    """What a run works from, settled before any work: nothing here may still be 'auto' or unset."""
+
+    config: GenerateConfig = Field(description="with its seed drawn and its sandbox backend chosen")
+    seeds: list[SeedInstruction] = Field(description="the seed instructions in scope")
+
+
+def plan_run(config: GenerateConfig, seeds_file: Path | None) -> RunPlan:
+    """Pre-flight checks: everything a run can be refused for before it spends anything. Raises
+    AbstaingenError, with one line, for input the user has to fix."""
+    config = config.with_seed()  # before the generators open: the seed is part of every model call's cache key
+    path = seeds_file or config.generation.seeds_file
+    seeds = load_seeds(path, config.backend_for("capability") == "builtin") if path is not None else []
+    in_scope = seeds_in_scope(config, seeds)
+    if not in_scope:
+        raise AbstaingenError("no seed instruction belongs to the configured domains "
+                              f"({', '.join(config.generation.domains)})")
+    # `auto` becomes a backend here, once: a missing Docker image is one line, not a traceback from
+    # inside every validation task
+    chosen = select_backend(config.sandbox.backend).name
+    config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": chosen})})
+    for name in {config.backend_for(stage) for stage in GENERATION_STAGES}:
+        make_generator(name, config)  # a backend the config cannot work with is one line here, not a failed task
+    require_writable_dir(config.dataset.output_dir / config.dataset.name)
+    return RunPlan(config=config, seeds=in_scope)
+
+
+def sandbox_for(sandbox: SandboxConfig) -> SandboxBackend:
+    return get_backend(sandbox.backend, SandboxLimits(call_timeout_s=sandbox.call_timeout_s, memory_mb=sandbox.memory_mb))
+
+
+class StageRunner:
+    """How `run_pairs` runs each stage's work: here, in this process, on this event loop. The generate flow
+    runs each as a Prefect task instead (one per environment, named for the UI), with progress artifacts and
+    checkpoints; benchmarks and tests use this one. `after` is the work the stage follows, for a runner that
+    records the run's graph."""
+
+    async def extract(self, seeds: list[SeedInstruction], backend: str) -> CapabilityBatch:
+        return await extract_all(get_generator(backend), seeds)
+
+    async def synthesize(self, spec: CapabilitySpec, seed: int, backend: str, after: object) -> EnvironmentBatch:
+        return await synthesize_all(get_generator(backend), [spec], seed)
+
+    async def write_tasks(self, bundle: EnvironmentBundle, variants: int, seed: int, backend: str,
+                          after: object) -> PositiveBatch:
+        return await write_positives(get_generator(backend), bundle, variants, seed)
+
+    async def perturb(self, bundle: EnvironmentBundle, positives: PositiveBatch, provenance: Provenance, seed: int,
+                      backend: str) -> PerturbedBatch:
+        return await perturb_all(get_generator(backend), bundle, positives, provenance, seed)
+
+    def dedup(self, bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]], earlier: EarlierReleases,
+              references: ReferenceIndex | None, after: list[Any]) -> Deduplicated:
+        return deduplicate(bundles, candidates, earlier, references)
+
+    async def validate(self, bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]],
+                       sandbox: SandboxConfig, after: object) -> list[ValidatedBatch]:
+        backend = sandbox_for(sandbox)
+        return await validate_concurrently(bundles, candidates, sandbox.concurrency, lambda bundle, pairs:
+                                           validate_pairs_async(bundle, pairs, backend, sandbox.allow_unsandboxed))
+
+    async def judge(self, committee: Committee, bundles: list[EnvironmentBundle], groups: list[list[TaskPair]],
+                    sandbox: SandboxConfig, after: list[Any]) -> Judged:
+        backend = sandbox_for(sandbox)
+        return await judge_all(committee, bundles, groups, sandbox.concurrency,
+                               lambda bundle, pairs: judge_environment(committee, bundle, pairs, backend))
+
+    def assemble(self, kept: list[TaskPair], bundles: list[EnvironmentBundle], rejected: list[TaskPair],
+                 allow_infrastructure_loss: bool, expected_domains: Sequence[str], expected_scenarios: Sequence[str],
+                 allow_incomplete: bool, after: list[Any]) -> Assembly:
+        return assemble(kept, bundles, rejected, allow_infrastructure_loss, expected_domains, expected_scenarios,
+                        allow_incomplete)
+
+    async def track(self, stage: str, work: list[Awaitable[T]], notes: list[str]) -> list[T]:
+        """A stage's items at once, in order (the flow's runner also tells their progress)."""
+        return list(await asyncio.gather(*work))
+
+    def log(self, message: str) -> None:
+        _logger.info("%s", message)
+
+
+_logger = logging.getLogger("abstaingen.pipelines")
+
+
+class PairsRun(Model):
+    """What a run made before anything is published: the release gates' verdict and all the manifest records."""
+
+    plan: RunPlan
+    provenance: Provenance = Field(description="the backends per stage, the seed and the code version")
+    specs: list[CapabilitySpec]
+    bundles: list[EnvironmentBundle]
+    assembly: Assembly = Field(description="the kept pairs and what the release gates said about them")
+    rejected: list[TaskPair] = Field(description="every pair a validation layer or the committee rejected")
+    funnel: list[FunnelStage]
+    warnings: list[str] = Field(description="the assembly's warnings and a budget that ran out")
+    cost: list[CostLine]
+    reports: list[GenerationReport] = Field(description="each generation backend's models, prompts and repairs")
+    judged: Judged | None = Field(default=None, description="the committee's verdicts, when the config has one")
+    earlier: EarlierReleases = Field(description="the dataset's earlier releases, which the run must not repeat")
+    references: list[str] = Field(default_factory=list, description="the reference sources it was decontaminated "
+                                                                    "against")
+
+    @property
+    def refusal(self) -> str | None:
+        """Why nothing may be published; None when the release may go out."""
+        if self.assembly.pairs and not self.assembly.refusal:
+            return None
+        return self.assembly.refusal or "no pair survived validation"
+
+
+def budget_warning(funnel: list[FunnelStage], config: GenerateConfig) -> list[str]:
+    lost = sum(n for line in funnel for reason, n in line.rejected.items() if reason.endswith("budget_exhausted"))
+    if not lost:
+        return []
+    return [f"the budget of ${config.llm.budget_usd:g} ran out: {lost} items were not written or judged; every pair "
+            "finished before that is in this release"]
+
+
+async def run_pairs(plan: RunPlan, code_version: str, runner: StageRunner | None = None,
+                    earlier: EarlierReleases | None = None, references: ReferenceIndex | None = None) -> PairsRun:
+    """The whole pairs product, from the plan to the release gates: generation, dedup, validation in the
+    sandbox, the judge committee (when configured) and assembly. Writes nothing; `release_of` makes what
+    is published. `earlier` and `references` are read by the caller (under the dataset's lock)."""
+    runner = runner or StageRunner()
+    earlier = earlier or EarlierReleases()
+    config, seeds = plan.config, plan.seeds
+    seed = config.dataset.seed
+    assert seed is not None
+    provenance = Provenance(backend={stage: config.backend_for(stage) for stage in GENERATION_STAGES}, seed=seed,
+                            code_version=code_version)
+    backend = provenance.backend
+    async with generators_for_run(config, GENERATION_STAGES) as generators:
+        report("extract", 0, len(seeds))
+        capability = await runner.extract(seeds, backend["capability"])
+        report("extract", len(seeds), len(seeds), note=f"{len(capability.specs)} capability specs")
+        runner.log(f"{len(seeds)} seed instructions -> {len(capability.specs)} capability specs")
+        specs = capability.specs
+        environments = await runner.track("synthesize", [
+            runner.synthesize(spec, seed, backend["environment"], after=capability) for spec in specs],
+            [spec.domain for spec in specs])
+        made = [(bundle, batch) for batch in environments for bundle in batch.bundles]
+        bundles = [bundle for bundle, _ in made]
+        variants = config.generation.variants_per_scenario
+        positives = await runner.track("write tasks", [
+            runner.write_tasks(bundle, variants, seed, backend["task"], after=batch) for bundle, batch in made],
+            [b.domain for b in bundles])
+        perturbed = await runner.track("perturb", [
+            runner.perturb(bundle, batch, provenance, seed, backend["perturbation"])
+            for bundle, batch in zip(bundles, positives)], [b.domain for b in bundles])
+        candidates = [batch.pairs for batch in perturbed]
+        report("dedup", 0, sum(len(c) for c in candidates))
+        unique = runner.dedup(bundles, candidates, earlier, references, after=perturbed)
+        kept = unique.funnel.received - sum(unique.funnel.rejected.values())
+        report("dedup", unique.funnel.received, unique.funnel.received, kept)
+        if earlier.versions:
+            runner.log(f"checked against {len(earlier.versions)} earlier releases ({', '.join(earlier.versions)}): "
+                       f"{unique.funnel.rejected or 'nothing repeated'}")
+        batches = await runner.validate(bundles, unique.by_environment, config.sandbox, after=unique)
+        reports = [g.report() for g in generators.values()]
+    cost = [line for report_ in reports for line in report_.cost]
+    accepted = [p for batch in batches for p in batch.accepted]
+    rejected = [p for batch in batches for p in batch.rejected]
+    judged = None
+    async with committee_for_run(config, sum(line.cost_usd for line in cost)) as committee:
+        if committee is not None:
+            runner.log(f"{len(accepted)} validated pairs go before the judge committee: "
+                       f"{', '.join(committee.models().values())} ({committee.rule})")
+            judged = await runner.judge(committee, bundles, [b.accepted for b in batches], config.sandbox,
+                                        after=batches)
+            accepted, rejected, cost = judged.kept, [*rejected, *judged.rejected], [*cost, *judged.cost]
+    funnel = with_repairs(merge_funnel([capability.funnel, *(e.funnel for e in environments),
+                                        *(p.funnel for p in positives), *(p.funnel for p in perturbed), unique.funnel,
+                                        *(s for batch in batches for s in batch.stages),
+                                        *([judged.funnel] if judged else [])]),
+                          [r for report_ in reports for r in report_.repairs])
+    spent = budget_warning(funnel, config)
+    # a run whose budget ran out publishes what it finished (the budget is the user's explicit choice)
+    assembly = runner.assemble(accepted, bundles, rejected, config.sandbox.allow_infrastructure_loss,
+                               sorted({spec.domain for spec in specs}), [s.value for s in Scenario],
+                               config.dataset.allow_incomplete or bool(spent),
+                               after=[*batches, *([judged] if judged else [])])
+    runner.log(f"{sum(len(c) for c in candidates)} candidate pairs, {kept} after dedup, {len(assembly.pairs)} validated")
+    return PairsRun(plan=plan, provenance=provenance, specs=specs, bundles=bundles, assembly=assembly,
+                    rejected=rejected, funnel=funnel, warnings=[*assembly.warnings, *spent], cost=cost, reports=reports,
+                    judged=judged, earlier=earlier, references=references.describe() if references else [])
+
+
+def release_of(run: PairsRun, canary: str, created_at: str) -> tuple[Release, list[TaskPair]]:
+    """The manifest (before the store numbers its version and lists its files) and the pairs as published."""
+    config, seeds = run.plan.config, run.plan.seeds
+    fingerprint = config.fingerprint(seeds)
+    pairs = stamped(run.assembly.pairs, canary, created_at, fingerprint)
+    judged, cost = run.judged, run.cost
+    spent = sum(line.cost_usd for line in cost)
+    manifest = Release(
+        name=config.dataset.name, version="", created_by=f"abstaingen {run.provenance.code_version}",
+        seed=run.provenance.seed, checked_against=run.earlier.versions, canary=canary,
+        backends={**run.provenance.backend, "judge": "llm" if judged else "none"},
+        decontaminated_against=run.references, created_at=created_at, config_fingerprint=fingerprint,
+        sandbox="+".join(sorted({p.validation.sandbox or "none" for p in pairs})),
+        sandbox_image=next((p.validation.sandbox_image for p in pairs if p.validation.sandbox_image), None),
+        counts={}, total_pairs=0, funnel=run.funnel, baselines=run.assembly.baselines,
+        agentabstain_view=run.assembly.agentabstain_view, leakage=run.assembly.leakage,
+        shortcuts=run.assembly.shortcuts, warnings=run.warnings, cost=cost, cost_usd=round(spent, 6),
+        cost_per_pair_usd=round(spent / len(pairs), 6),
+        models={**{k: v for r in run.reports for k, v in r.models.items()}, **(judged.models if judged else {})},
+        prompts={**{k: v for r in run.reports for k, v in r.prompts.items()}, **(judge_prompts() if judged else {})},
+        judge=judged.report if judged else JudgeReport(judged=False),
+    )
+    return manifest, pairs

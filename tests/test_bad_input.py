@@ -451,7 +451,7 @@ async def count_seeds(plan, probe):  # the real flow run, Prefect and all, minus
                                      refusal=f"{len(seeds)} seeds, {sum(len(s.instruction) for s in seeds)} characters")
 
 generate._generate_release = count_seeds
-print("release refused, nothing was published:", generate.run_generate(GenerateConfig(), Path(sys.argv[1])).refusal)
+print("release refused, nothing was published:", generate.run_generate_flow(GenerateConfig(), Path(sys.argv[1])).refusal)
 """
 
 

@@ -37,14 +37,14 @@ def assert_one_error_line(capsys: pytest.CaptureFixture[str], *fragments: str) -
 
 
 class FakeFlow:
-    """Stands in for abstaingen.flows.generate.run_generate: runs the real pre-flight checks, then
+    """Stands in for abstaingen.flows.generate.run_generate_flow: runs the real pre-flight checks, then
     records what the CLI passed instead of running the flow."""
 
     def __init__(self, release: Release | None = None, raises: BaseException | None = None):
         self.release, self.raises = release, raises
         self.calls: list[tuple[GenerateConfig, Path | None]] = []
 
-    def run_generate(self, config: GenerateConfig, seeds_path: Path | None = None) -> GenerationResult:
+    def run_generate_flow(self, config: GenerateConfig, seeds_path: Path | None = None) -> GenerationResult:
         plan_run(config, seeds_path)
         self.calls.append((config, seeds_path))
         if self.raises is not None:
@@ -63,7 +63,7 @@ def fake_flow(monkeypatch: pytest.MonkeyPatch, make_pair: PairFactory, tmp_path:
             sandbox="local", counts=counts_for(pairs), total_pairs=2, funnel=[],
         )
     )
-    monkeypatch.setattr(generate_flow, "run_generate", flow.run_generate)
+    monkeypatch.setattr(generate_flow, "run_generate_flow", flow.run_generate_flow)
     monkeypatch.chdir(tmp_path)  # the pre-flight checks make the default output folder
     return flow
 

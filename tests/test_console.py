@@ -127,11 +127,11 @@ def test_the_summary_of_a_refused_release_says_why_with_the_funnel_and_a_few_sam
 @pytest.fixture
 def flow_returns(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     def use(result: GenerationResult, noise: str = "") -> None:
-        def run_generate(config: object, seeds_path: Path | None = None) -> GenerationResult:
+        def run_generate_flow(config: object, seeds_path: Path | None = None) -> GenerationResult:
             if noise:
                 print(noise)  # something in the run printing to stdout must not spoil the JSON
             return result
-        monkeypatch.setattr(generate_flow, "run_generate", run_generate)
+        monkeypatch.setattr(generate_flow, "run_generate_flow", run_generate_flow)
 
     monkeypatch.chdir(tmp_path)
     return use
