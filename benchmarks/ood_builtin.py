@@ -14,35 +14,63 @@ import asyncio
 import resource
 import statistics
 import time
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from abstaingen.config import GenerateConfig
-from abstaingen.generators.ood import make_ood_generator
-from abstaingen.generators.ood.bank import load_bank
 from abstaingen.generators.ood.builtin.roles import builtin_roles
-from abstaingen.pipelines.ood import assemble, plan_ood, role_items
-from abstaingen.validators.dedup import EarlierItems, dedup_group, remove_duplicate_items
+from abstaingen.model.ood import OodItem
+from abstaingen.pipelines.ood import OodStageRunner, plan_ood, run_ood
+from abstaingen.validators.dedup import EarlierItems, dedup_group
+
+T = TypeVar("T")
 
 
-def one_run(seed: int, earlier: EarlierItems | None = None) -> tuple[dict[str, float], list]:
+class TimedStages(OodStageRunner):
+    """The in-process stages of run_ood (what the flow runs as tasks), each timed."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, float] = {}
+
+    def _timed(self, stage: str, began: float) -> None:
+        self.times[stage] = self.times.get(stage, 0.0) + time.perf_counter() - began
+
+    def bank(self, *args: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return super().bank(*args)
+        finally:
+            self._timed("bank", began)
+
+    async def track(self, stage: str, work: list[Awaitable[T]], notes: list[str]) -> list[T]:
+        began = time.perf_counter()
+        try:
+            return await super().track(stage, work, notes)
+        finally:
+            self._timed("roles", began)
+
+    def dedup(self, *args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return super().dedup(*args, **kwargs)
+        finally:
+            self._timed("dedup", began)
+
+    def assemble(self, *args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return super().assemble(*args, **kwargs)
+        finally:
+            self._timed("assemble", began)
+
+
+def one_run(seed: int, earlier: EarlierItems | None = None) -> tuple[dict[str, float], list[OodItem]]:
     config = GenerateConfig.model_validate({"dataset": {"seed": seed}})
-    times: dict[str, float] = {}
+    stages = TimedStages()
     started = time.perf_counter()
     plan = plan_ood(config, "benchmark", [role.policy for role in builtin_roles()])
-    bank = load_bank(config.ood.bank, plan.languages)
-    times["plan+bank"] = time.perf_counter() - started
-    generator = make_ood_generator("builtin", config)
-    mark = time.perf_counter()
-    made = [asyncio.run(role_items(plan, role, bank, generator)) for role in plan.roles]
-    times["roles"] = time.perf_counter() - mark
-    mark = time.perf_counter()
-    unique = remove_duplicate_items([item for batch in made for item in batch.items], earlier)
-    times["dedup"] = time.perf_counter() - mark
-    mark = time.perf_counter()
-    assembled = assemble(plan, unique.kept, [t for b in made for t in b.tallies] + [unique.tally], bank.source, 1.0,
-                         generator.report(), "canary", [], "benchmark")
-    times["assemble"] = time.perf_counter() - mark
-    times["total"] = time.perf_counter() - started
-    return times, assembled.items
+    assembled = asyncio.run(run_ood(plan, "canary", stages, earlier))
+    return {**stages.times, "total": time.perf_counter() - started}, assembled.items
 
 
 def main() -> None:
@@ -51,7 +79,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     options = parser.parse_args()
     totals = []
-    items: list = []
+    items: list[OodItem] = []
     for run in range(options.runs):
         times, items = one_run(options.seed)
         totals.append(times["total"])

@@ -551,7 +551,7 @@ def run_release_judge_command(options: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
     from abstaingen.errata import apply_errata, read_errata
-    from abstaingen.flows.generate import code_version
+    from abstaingen.flows.shell import code_version
     from abstaingen.pipelines.pairs import Judged, StageRunner, assemble, sandbox_for, without_judging
     from abstaingen.sandboxes.backends import select_backend
     from abstaingen.sandboxes.trust import untrusted

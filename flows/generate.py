@@ -19,27 +19,19 @@ annotations, also in the process a served deployment starts for each run.
 
 import asyncio
 import contextlib
-import os
-import signal
-import subprocess
-import time
 from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import anyio
-import httpx
-from prefect import flow, get_client, get_run_logger, tags, task
+from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NONE
-from prefect.context import get_run_context
-from prefect.states import Failed, State
+from prefect.states import State
 from pydantic import Field
 
-import abstaingen
-from abstaingen.checkpoints import Checkpoints, DatasetLock
+from abstaingen.checkpoints import Checkpoints
 from abstaingen.config import GenerateConfig, SandboxConfig, SeedInstruction
-from abstaingen.errors import AbstaingenError, HostError
 from abstaingen.flows.artifacts import (
     StageProgress,
     publish_funnel,
@@ -48,10 +40,19 @@ from abstaingen.flows.artifacts import (
     rejection_samples,
 )
 from abstaingen.flows.scale import build_task_runner, on_dask, submit_each
+from abstaingen.flows.shell import (
+    API_DEAD,
+    EXIT_FAILED,
+    ApiProbe,
+    RunLabels,
+    RunResult,
+    code_version,
+    in_shell,
+    start_flow,
+)
 from abstaingen.generators import get_generator
-from abstaingen.interrupts import hold_signals, note_published, publishing, stop_on_signals, stop_run, take_signals
-from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, TaskPair
-from abstaingen.model.common import Model
+from abstaingen.interrupts import hold_signals, note_published, stop_run
+from abstaingen.model import CapabilitySpec, EnvironmentBundle, Provenance, Release, TaskPair
 from abstaingen.model.release import RejectionSample
 from abstaingen.pipelines.pairs import (
     GENERATION_STAGES,
@@ -78,89 +79,30 @@ from abstaingen.pipelines.pairs import (
 from abstaingen.progress import report
 from abstaingen.providers.calls import ProviderUnavailable
 from abstaingen.sandboxes.backends import (
-    DockerBackend,
     SandboxLimits,
-    child_processes,
     get_backend,
-    mark_run_owner,
-    orphans_of_dead_runs,
-    stop_local_sandboxes,
 )
 from abstaingen.sandboxes.docker_transport import LEFTOVERS
 from abstaingen.store import (
     dataset_canary,
     publish_release,
     release_folder,
-    remove_scratch,
-    scratch_owners,
 )
 from abstaingen.validators.decontaminate import ReferenceIndex, load_references
 from abstaingen.validators.dedup import EarlierReleases, earlier_releases
 from abstaingen.validators.judge import Committee, JudgedBatch, judge_environment, open_committee
 from abstaingen.validators.validate import LAYERS, ValidatedBatch, validate_pairs_async
 
-EXIT_FAILED, EXIT_USER_ERROR = 1, 2
 T = TypeVar("T")
 
 
-class GenerationResult(Model):
+class GenerationResult(RunResult):
     """How a generation run ended: the flow run's return value (with a Failed state unless published)."""
 
-    outcome: Literal["published", "refused", "bad_input"] = Field(
-        description="published: a new version is out; refused: the data failed a release gate; bad_input: the "
-                    "config, seeds or output folder cannot be used")
     release: Release | None = Field(default=None, description="the published manifest")
-    folder: Path | None = Field(default=None, description="where the release was published")
-    funnel: list[FunnelStage] = Field(default_factory=list, description="items in, out and why, per stage")
-    refusal: str | None = Field(default=None, description="why nothing was published")
     rejection_samples: list[RejectionSample] = Field(default_factory=list,
                                                      description="a few rejected pairs per reason")
     warnings: list[str] = Field(default_factory=list)
-    seed: int | None = Field(default=None, description="the seed the run drew from (rerun with it to resume)")
-    flow_run_id: str | None = Field(default=None, description="the Prefect flow run")
-    ui_url: str | None = Field(default=None, description="the flow run's page, when a Prefect server (not the "
-                                                         "temporary one) recorded it")
-    elapsed_s: float = Field(default=0.0, description="wall-clock seconds from the start of the flow run")
-
-
-def sweep_sandboxes(backend: str) -> None:
-    """Containers of this run that are still there (their removal failed, or the run was cut short)."""
-    if backend == "docker":
-        with contextlib.suppress(Exception):  # the engine itself may be what failed
-            DockerBackend().sweep()
-
-
-def clean_up_after_dead_runs() -> None:
-    """What runs killed with SIGKILL left behind, which had no chance to clean up: Prefect's temporary
-    server (it keeps serving), sandbox containers, and scratch folders. Each is known by the process
-    that made it, and only that process's death makes it this run's to remove."""
-    for pid in orphans_of_dead_runs():
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)
-    for pid in scratch_owners():
-        if not Path(f"/proc/{pid}").exists():
-            remove_scratch(pid)
-    sweep_sandboxes("docker")
-
-
-def abandon_run() -> None:
-    """For a run stopped by a signal or a dead API: stop every sandbox this process started, then
-    its other children (Prefect's temporary server), and delete its scratch folders."""
-    stop_local_sandboxes()
-    sweep_sandboxes("docker")
-    for child in child_processes():
-        with contextlib.suppress(OSError):
-            os.kill(child, signal.SIGTERM)
-    remove_scratch()
-
-
-def code_version() -> str:
-    try:
-        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent,
-                             capture_output=True, text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        sha = ""
-    return f"{abstaingen.__version__}+{sha}" if sha else abstaingen.__version__
 
 
 @contextlib.contextmanager
@@ -298,61 +240,6 @@ async def tracked(stage: str, work: list[Awaitable[T]], notes: list[str]) -> lis
     return list(await asyncio.gather(*(one(w, n) for w, n in zip(work, notes))))
 
 
-class ApiProbe:
-    """One quick GET of the Prefect API's health endpoint, without the client's retries (which
-    spend more than a minute on a dead server)."""
-
-    def __init__(self, api_url: str):
-        self.url = api_url.rstrip("/") + "/health"
-
-    async def answers(self) -> bool:
-        try:
-            async with httpx.AsyncClient(timeout=3) as http:
-                return (await http.get(self.url)).is_success
-        except httpx.HTTPError:
-            return False
-
-
-async def api_probe() -> ApiProbe:
-    async with get_client() as client:
-        return ApiProbe(str(client.api_url))
-
-
-API_DEAD = "error: the Prefect API stopped answering during the run"
-
-
-async def watch_api(probe: ApiProbe, interval_s: float = 2.0, misses_allowed: int = 2) -> None:
-    """Stop the run once the Prefect API has stopped answering: Prefect would retry every state
-    report for minutes, and a run without its record must not publish."""
-    misses = 0
-    while True:
-        await asyncio.sleep(interval_s)
-        misses = 0 if await probe.answers() else misses + 1
-        if misses > misses_allowed and not publishing():
-            stop_run(API_DEAD, EXIT_FAILED)
-
-
-async def label_run(config: GenerateConfig) -> None:
-    """Name and tag the flow run by what it makes, now that its seed and sandbox are known."""
-    flow_run = get_run_context().flow_run  # type: ignore[union-attr]
-    if flow_run is None:
-        return
-    backends = "+".join(sorted({config.backend_for(stage) for stage in GENERATION_STAGES}))
-    labels = [f"dataset:{config.dataset.name}", f"backend:{backends}", f"sandbox:{config.sandbox.backend}"]
-    async with get_client() as client:
-        await client.update_flow_run(flow_run.id, name=f"{config.dataset.name} seed {config.dataset.seed}",
-                                     tags=sorted({*flow_run.tags, *labels}))
-
-
-async def take_dataset_lock(lock: DatasetLock) -> None:
-    if lock.try_acquire():
-        return
-    get_run_logger().info("another run of this dataset (process %s) holds %s; waiting for it to finish",
-                          lock.holder(), lock.path)
-    while not lock.try_acquire():
-        await asyncio.sleep(2)
-
-
 DEFAULT_CONFIG = GenerateConfig()
 
 
@@ -364,38 +251,14 @@ async def generate_release(config: GenerateConfig = DEFAULT_CONFIG,
     `seeds_file` (JSONL) holds the seed instructions, by reference since Prefect stores a flow's
     parameters with the run and caps their size; unset: the config's seeds_file, else the builtin
     default seeds. Returns the GenerationResult, in a Failed state unless a release was published."""
-    take_signals()  # Prefect put its own SIGTERM handler in place for the flow
-    started = time.monotonic()
-    try:
-        plan = plan_run(config, seeds_file)
-    except AbstaingenError as exc:
-        get_run_logger().error("bad input: %s", exc)
-        return Failed(message=f"bad input: {exc}", data=GenerationResult(outcome="bad_input", refusal=str(exc)))
+    return await in_shell(GenerationResult, lambda: plan_run(config, seeds_file), labels, _generate_release)
+
+
+def labels(plan: RunPlan) -> RunLabels:
     config = plan.config
-    await label_run(config)
-    if config.orchestration.kind == "dask" and not on_dask():
-        get_run_logger().warning("[orchestration] kind = \"dask\" takes effect in runs started by `abstaingen generate`; "
-                                 "this run validates on its own event loop")
-    probe = await api_probe()
-    watcher = asyncio.create_task(watch_api(probe))
-    lock = DatasetLock(config.dataset.output_dir / config.dataset.name)
-    try:
-        await take_dataset_lock(lock)
-        with tags(f"dataset:{config.dataset.name}"):
-            result = await _generate_release(plan, probe)
-    except HostError as exc:
-        stop_run(f"error: {exc}", EXIT_FAILED)
-    except AbstaingenError as exc:
-        get_run_logger().error("bad input: %s", exc)
-        result = GenerationResult(outcome="bad_input", refusal=str(exc))
-    finally:
-        lock.release()
-        watcher.cancel()
-    result = result.model_copy(update={"elapsed_s": round(time.monotonic() - started, 1)})
-    if result.outcome == "published":
-        return result
-    prefix = "release refused" if result.outcome == "refused" else "bad input"
-    return Failed(message=f"{prefix}: {result.refusal}", data=result)
+    backends = "+".join(sorted({config.backend_for(stage) for stage in GENERATION_STAGES}))
+    return RunLabels(dataset=config.dataset.name, seed=config.dataset.seed, dataset_dir=config.dataset.output_dir /
+                     config.dataset.name, tags=[f"backend:{backends}", f"sandbox:{config.sandbox.backend}"])
 
 
 class FlowStages(StageRunner):
@@ -458,6 +321,9 @@ class FlowStages(StageRunner):
 async def _generate_release(plan: RunPlan, probe: ApiProbe) -> GenerationResult:
     logger = get_run_logger()
     config, seeds = plan.config, plan.seeds
+    if config.orchestration.kind == "dask" and not on_dask():
+        logger.warning("[orchestration] kind = \"dask\" takes effect in runs started by `abstaingen generate`; "
+                       "this run validates on its own event loop")
     seed = config.dataset.seed
     dataset_dir = config.dataset.output_dir / config.dataset.name
     # read under the dataset's lock: what the run must not repeat, and what it is checked against
@@ -497,33 +363,12 @@ async def _generate_release(plan: RunPlan, probe: ApiProbe) -> GenerationResult:
                             warnings=run.warnings, seed=seed)
 
 
-def ui_link(flow_run_id: str) -> str | None:
-    """The run's page in the Prefect UI, when the run was recorded by a server that outlives it."""
-    api = os.environ.get("PREFECT_API_URL")
-    if not api:
-        return None
-    return f"{api.rstrip('/').removesuffix('/api')}/runs/flow-run/{flow_run_id}"
-
-
 def run_generate_flow(config: GenerateConfig, seeds_path: Path | None = None) -> GenerationResult:
     """Entry point for the CLI and tests. Runs the pre-flight checks here first, so that bad input is
     one line before Prefect starts, then the flow (which checks again: a scheduled run has no CLI).
     Raises AbstaingenError for bad input; returns the result, published or refused."""
     seeds_path = seeds_path.resolve() if seeds_path is not None else None
     chosen = plan_run(config, seeds_path).config.sandbox.backend
-    mark_run_owner()
-    clean_up_after_dead_runs()
-    try:
-        with stop_on_signals(abandon_run):
-            run = generate_release.with_options(task_runner=build_task_runner(config.orchestration))
-            state: State[Any] = asyncio.run(run(config, seeds_path, return_state=True))  # type: ignore[arg-type]
-    finally:
-        sweep_sandboxes(chosen)
-    result = state.result(raise_on_failure=False)
-    if isinstance(result, BaseException):
-        raise result
-    assert isinstance(result, GenerationResult)
-    if result.outcome == "bad_input":
-        raise AbstaingenError(result.refusal or "bad input")
-    run_id = str(state.state_details.flow_run_id) if state.state_details.flow_run_id else None
-    return result.model_copy(update={"flow_run_id": run_id, "ui_url": ui_link(run_id) if run_id else None})
+    run = generate_release.with_options(task_runner=build_task_runner(config.orchestration))
+    return start_flow(GenerationResult, lambda: run(config, seeds_path, return_state=True),  # type: ignore[arg-type]
+                      chosen)

@@ -13,38 +13,34 @@ No `from __future__ import annotations`: Prefect builds the parameter schema fro
 """
 
 import asyncio
-import time
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
-from prefect import flow, get_client, get_run_logger, task
+from prefect import flow, get_run_logger, task
 from prefect.artifacts import acreate_markdown_artifact, acreate_table_artifact
 from prefect.cache_policies import NONE
-from prefect.context import get_run_context
-from prefect.states import Failed, State
+from prefect.states import State
 from pydantic import Field
 
-from abstaingen.checkpoints import DatasetLock
 from abstaingen.config import GenerateConfig
-from abstaingen.errors import AbstaingenError, HostError
 from abstaingen.flows.artifacts import StageProgress, publish_funnel
-from abstaingen.flows.generate import (
+from abstaingen.flows.shell import (
+    API_DEAD,
     EXIT_FAILED,
-    clean_up_after_dead_runs,
+    ApiProbe,
+    RunLabels,
+    RunResult,
     code_version,
-    take_dataset_lock,
-    ui_link,
+    in_shell,
+    start_flow,
 )
 from abstaingen.generators.ood import OodGenerator, make_ood_generator
-from abstaingen.generators.ood.bank import load_bank
 from abstaingen.generators.ood.builtin.roles import builtin_roles
-from abstaingen.interrupts import hold_signals, note_published, stop_on_signals, stop_run, take_signals
-from abstaingen.model.common import Model
+from abstaingen.interrupts import hold_signals, note_published, stop_run
 from abstaingen.model.ood import QuestionBank, RolePolicy
-from abstaingen.model.release import FunnelStage, OodRelease
-from abstaingen.pipelines.ood import Assembled, OodPlan, RoleItems, assemble, plan_ood, role_items
+from abstaingen.model.release import OodRelease
+from abstaingen.pipelines.ood import Assembled, OodPlan, OodStageRunner, RoleItems, plan_ood, run_ood
 from abstaingen.progress import report
-from abstaingen.sandboxes.backends import mark_run_owner
 from abstaingen.store import (
     ITEMS_FILE,
     ROLES_FILE,
@@ -53,21 +49,15 @@ from abstaingen.store import (
     release_folder,
     require_writable_dir,
 )
-from abstaingen.validators.dedup import Deduplicated, earlier_items, remove_duplicate_items
+from abstaingen.validators.dedup import DeduplicatedItems, EarlierItems, earlier_items
+
+T = TypeVar("T")
 
 
-class OodResult(Model):
+class OodResult(RunResult):
     """How an OOD run ended: the flow run's return value (with a Failed state unless published)."""
 
-    outcome: Literal["published", "refused", "bad_input"]
-    release: OodRelease | None = None
-    folder: Path | None = None
-    funnel: list[FunnelStage] = Field(default_factory=list)
-    refusal: str | None = None
-    seed: int | None = None
-    flow_run_id: str | None = None
-    ui_url: str | None = None
-    elapsed_s: float = 0.0
+    release: OodRelease | None = Field(default=None, description="the published manifest")
 
 
 def plan_run(config: GenerateConfig) -> OodPlan:
@@ -80,43 +70,62 @@ def plan_run(config: GenerateConfig) -> OodPlan:
 
 @task(name="load question bank", cache_policy=NONE)
 def bank_stage(plan: OodPlan) -> QuestionBank:
-    bank = load_bank(plan.config.ood.bank, plan.languages)
+    bank = OodStageRunner().bank(plan)
     get_run_logger().info("question bank %s: %d questions", bank.source, len(bank.by_id()))
     return bank
 
 
 @task(name="write role items", task_run_name="write items {role.role_id}", cache_policy=NONE)
 async def role_stage(plan: OodPlan, role: RolePolicy, bank: QuestionBank, generator: OodGenerator) -> RoleItems:
-    made = await role_items(plan, role, bank, generator, generator.report())
+    made = await OodStageRunner().role(plan, role, bank, generator, after=bank)
     kinds = {kind: sum(item.kind == kind for item in made.items) for kind in ("id", "direct_ood", "laundered_ood")}
     get_run_logger().info("%s: %s", role.role_id, ", ".join(f"{k} {v}" for k, v in kinds.items()))
     return made
 
 
 @task(name="remove near-duplicates", cache_policy=NONE)
-def dedup_stage(batches: list[RoleItems], dataset_dir: Path) -> Deduplicated:
-    earlier = earlier_items(dataset_dir)
-    return remove_duplicate_items([item for batch in batches for item in batch.items], earlier)
+def dedup_stage(batches: list[RoleItems], earlier: EarlierItems) -> DeduplicatedItems:
+    return OodStageRunner().dedup(batches, earlier, after=[])
 
 
 @task(name="assemble release", cache_policy=NONE)
-def assemble_stage(plan: OodPlan, batches: list[RoleItems], unique: Deduplicated, bank: QuestionBank,
-                   generator: OodGenerator, canary: str, checked_against: list[str]) -> Assembled:
-    tallies = [tally for batch in batches for tally in batch.tallies] + [unique.tally]
-    return assemble(plan, unique.kept, tallies, bank.source, generator.relatedness_threshold, generator.report(),
-                    canary, checked_against, f"abstaingen {plan.code_version}")
+def assemble_stage(plan: OodPlan, batches: list[RoleItems], unique: DeduplicatedItems, bank: QuestionBank,
+                   generator: OodGenerator, canary: str) -> Assembled:
+    return OodStageRunner().assemble(plan, batches, unique, bank, generator, canary, after=[])
 
 
-async def label_run(plan: OodPlan) -> None:
-    """Name and tag the flow run by what it makes."""
-    flow_run = get_run_context().flow_run  # type: ignore[union-attr]
-    if flow_run is None:
-        return
+class FlowStages(OodStageRunner):
+    """run_ood's stages as this flow's Prefect tasks, one per role, with a progress artifact."""
+
+    def bank(self, plan: OodPlan) -> QuestionBank:
+        return bank_stage(plan)
+
+    async def role(self, plan: OodPlan, role: RolePolicy, bank: QuestionBank, generator: OodGenerator,
+                   after: object) -> RoleItems:
+        return await role_stage(plan, role, bank, generator, wait_for=[after])
+
+    def dedup(self, batches: list[RoleItems], earlier: EarlierItems, after: list[Any]) -> DeduplicatedItems:
+        return dedup_stage(batches, earlier, wait_for=after)
+
+    def assemble(self, plan: OodPlan, batches: list[RoleItems], unique: DeduplicatedItems, bank: QuestionBank,
+                 generator: OodGenerator, canary: str, after: list[Any]) -> Assembled:
+        return assemble_stage(plan, batches, unique, bank, generator, canary, wait_for=after)
+
+    async def track(self, stage: str, work: list[Awaitable[T]], notes: list[str]) -> list[T]:
+        bar = await StageProgress(stage, len(work)).start()
+
+        async def one(item: Awaitable[T], note: str) -> T:
+            made = await item
+            await bar.advance(len(made.items) if isinstance(made, RoleItems) else 0, note)
+            return made
+
+        return list(await asyncio.gather(*(one(w, n) for w, n in zip(work, notes))))
+
+
+def labels(plan: OodPlan) -> RunLabels:
     ood = plan.config.ood
-    labels = [f"dataset:{ood.name}", f"backend:{ood.backend}", "kind:ood"]
-    async with get_client() as client:
-        await client.update_flow_run(flow_run.id, name=f"{ood.name} seed {plan.seed}",
-                                     tags=sorted({*flow_run.tags, *labels}))
+    return RunLabels(dataset=ood.name, seed=plan.seed, dataset_dir=plan.dataset_dir,
+                     tags=[f"backend:{ood.backend}", "kind:ood"])
 
 
 DEFAULT_CONFIG = GenerateConfig()
@@ -125,52 +134,14 @@ DEFAULT_CONFIG = GenerateConfig()
 @flow(name="generate-ood", log_prints=True)
 async def generate_ood(config: GenerateConfig = DEFAULT_CONFIG) -> OodResult | State[Any]:
     """Make and publish a new version of the OOD dataset `config.ood.name`."""
-    take_signals()
-    started = time.monotonic()
-    try:
-        plan = plan_run(config)
-    except AbstaingenError as exc:
-        get_run_logger().error("bad input: %s", exc)
-        return Failed(message=f"bad input: {exc}", data=OodResult(outcome="bad_input", refusal=str(exc)))
-    await label_run(plan)
-    lock = DatasetLock(plan.dataset_dir)
-    try:
-        await take_dataset_lock(lock)
-        result = await _generate(plan)
-    except HostError as exc:
-        stop_run(f"error: {exc}", EXIT_FAILED)
-    except AbstaingenError as exc:
-        get_run_logger().error("bad input: %s", exc)
-        result = OodResult(outcome="bad_input", refusal=str(exc), seed=plan.seed)
-    finally:
-        lock.release()
-    result = result.model_copy(update={"elapsed_s": round(time.monotonic() - started, 1)})
-    if result.outcome == "published":
-        return result
-    prefix = "release refused" if result.outcome == "refused" else "bad input"
-    return Failed(message=f"{prefix}: {result.refusal}", data=result)
+    return await in_shell(OodResult, lambda: plan_run(config), labels, _generate)
 
 
-async def _generate(plan: OodPlan) -> OodResult:
+async def _generate(plan: OodPlan, probe: ApiProbe) -> OodResult:
     logger = get_run_logger()
     config = plan.config
-    generator = make_ood_generator(config.ood.backend, config)
-    try:
-        bank = bank_stage(plan)
-        bar = await StageProgress("write items", len(plan.roles)).start()
-
-        async def one(role: RolePolicy) -> RoleItems:
-            made = await role_stage(plan, role, bank, generator, wait_for=[bank])
-            await bar.advance(len(made.items), role.role_id)
-            return made
-
-        batches = list(await asyncio.gather(*(one(role) for role in plan.roles)))
-    finally:
-        await generator.aclose()
-    unique = dedup_stage(batches, plan.dataset_dir, wait_for=batches)
-    earlier = unique.checked_against
-    assembled = assemble_stage(plan, batches, unique, bank, generator, dataset_canary(plan.dataset_dir), earlier,
-                               wait_for=[unique])
+    # read under the dataset's lock: the earlier releases' items, which the new one must not repeat
+    assembled = await run_ood(plan, dataset_canary(plan.dataset_dir), FlowStages(), earlier_items(plan.dataset_dir))
     release = assembled.release
     title = f"{release.name} (seed {plan.seed})"
     if assembled.refusal:
@@ -179,6 +150,8 @@ async def _generate(plan: OodPlan) -> OodResult:
         await acreate_markdown_artifact(key="release-summary", markdown=f"# {release.name}: release refused\n\n"
                                         f"Nothing was published.\n\n**Reason**: {assembled.refusal}")
         return OodResult(outcome="refused", funnel=release.funnel, refusal=assembled.refusal, seed=plan.seed)
+    if not await probe.answers():
+        stop_run(API_DEAD, EXIT_FAILED)
     report("publish", 0, 1)
     with hold_signals():
         published = publish_records(config.dataset.output_dir, release,
@@ -214,15 +187,4 @@ def run_ood_flow(config: GenerateConfig) -> OodResult:
     """Entry point for the CLI and tests: pre-flight here (bad input is one line before Prefect starts),
     then the flow. Raises AbstaingenError for bad input; returns the result, published or refused."""
     plan_run(config)
-    mark_run_owner()
-    clean_up_after_dead_runs()
-    with stop_on_signals(lambda: None):
-        state: State[Any] = asyncio.run(generate_ood(config, return_state=True))  # type: ignore[arg-type]
-    result = state.result(raise_on_failure=False)
-    if isinstance(result, BaseException):
-        raise result
-    assert isinstance(result, OodResult)
-    if result.outcome == "bad_input":
-        raise AbstaingenError(result.refusal or "bad input")
-    run_id = str(state.state_details.flow_run_id) if state.state_details.flow_run_id else None
-    return result.model_copy(update={"flow_run_id": run_id, "ui_url": ui_link(run_id) if run_id else None})
+    return start_flow(OodResult, lambda: generate_ood(config, return_state=True))  # type: ignore[arg-type]

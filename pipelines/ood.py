@@ -1,11 +1,13 @@
-"""The OOD pipeline without Prefect: the stage functions the `generate-ood` flow runs as tasks, and
-that tests and benchmarks call directly. Each takes and returns pydantic models; nothing here writes.
+"""The OOD product without Prefect: the stage functions and `run_ood`, which composes them; the
+`generate-ood` flow runs the same composition, and tests and benchmarks call it directly. Each takes and returns pydantic models; nothing here writes.
 
     plan        config                       -> OodPlan (seed, roles, languages, fingerprint)
     bank        OodPlan                      -> QuestionBank (the off-topic candidates)
     role items  OodPlan x role x bank        -> RoleItems (id, direct and laundered items, their funnel)
-    dedup       items x earlier releases     -> Deduplicated
+    dedup       items x earlier releases     -> DeduplicatedItems
     assemble    everything                   -> Assembled (the manifest, or why the release is refused)
+
+`run_ood` composes them; the flow passes an OodStageRunner that runs each as a Prefect task.
 """
 
 from __future__ import annotations
@@ -13,16 +15,18 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
 
 from pydantic import Field
 
 from abstaingen.config import GenerateConfig
 from abstaingen.errors import AbstaingenError
 from abstaingen.generators.base import ItemLost
-from abstaingen.generators.ood import OodGenerator
+from abstaingen.generators.ood import OodGenerator, make_ood_generator
+from abstaingen.generators.ood.bank import load_bank
 from abstaingen.generators.ood.policy import system_prompt
 from abstaingen.model.common import Model
 from abstaingen.model.ood import ITEM_KINDS, ItemKind, OodItem, Question, QuestionBank, Relatedness, RolePolicy
@@ -31,9 +35,11 @@ from abstaingen.model.release import GenerationReport, OodRelease
 from abstaingen.ood_scoring import baseline_scores
 from abstaingen.pipelines.pairs import merge_funnel
 from abstaingen.store import counts_for_items
+from abstaingen.validators.dedup import DeduplicatedItems, EarlierItems, remove_duplicate_items
 from abstaingen.validators.ood import leakage_report, question_block
 from abstaingen.validators.validate import StageCount
 
+T = TypeVar("T")
 FUNNEL_STAGES = ("relatedness", "translation", "framing", "consistency", "dedup")
 
 
@@ -239,3 +245,48 @@ def assemble(plan: OodPlan, items: Sequence[OodItem], tallies: Sequence[StageCou
         roles=sorted(roles), languages=plan.languages, bank=bank_source, relatedness_threshold=threshold,
         baselines=baseline_scores(items, roles) if items else [], leakage=leakage, repairs=report.repairs)
     return Assembled(release=release, items=items, roles=[roles[r] for r in sorted(roles)], refusal=refusal)
+
+
+# --- the whole run, without Prefect ----------------------------------------------------------------------
+
+
+class OodStageRunner:
+    """How `run_ood` runs each stage: here, in this process. The generate-ood flow runs each as a Prefect task
+    (one per role, named for the UI) with progress artifacts; tests and benchmarks use this one. `after` is
+    the work a stage follows, for a runner that records the run's graph."""
+
+    def bank(self, plan: OodPlan) -> QuestionBank:
+        return load_bank(plan.config.ood.bank, plan.languages)
+
+    async def role(self, plan: OodPlan, role: RolePolicy, bank: QuestionBank, generator: OodGenerator,
+                   after: object) -> RoleItems:
+        return await role_items(plan, role, bank, generator, generator.report())
+
+    def dedup(self, batches: list[RoleItems], earlier: EarlierItems, after: list[Any]) -> DeduplicatedItems:
+        return remove_duplicate_items([item for batch in batches for item in batch.items], earlier)
+
+    def assemble(self, plan: OodPlan, batches: list[RoleItems], unique: DeduplicatedItems, bank: QuestionBank,
+                 generator: OodGenerator, canary: str, after: list[Any]) -> Assembled:
+        tallies = [tally for batch in batches for tally in batch.tallies] + [unique.tally]
+        return assemble(plan, unique.kept, tallies, bank.source, generator.relatedness_threshold, generator.report(),
+                        canary, unique.checked_against, f"abstaingen {plan.code_version}")
+
+    async def track(self, stage: str, work: list[Awaitable[T]], notes: list[str]) -> list[T]:
+        return list(await asyncio.gather(*work))
+
+
+async def run_ood(plan: OodPlan, canary: str, runner: OodStageRunner | None = None,
+                  earlier: EarlierItems | None = None) -> Assembled:
+    """The whole OOD product, from the plan to the release gates: the bank, every role's items, dedup against
+    the earlier releases' items (`earlier`, read by the caller), baselines, leakage and coverage. Writes
+    nothing; the Assembled release is what the store publishes unless it says why not."""
+    runner = runner or OodStageRunner()
+    generator = make_ood_generator(plan.config.ood.backend, plan.config)
+    try:
+        bank = runner.bank(plan)
+        batches = await runner.track("write items", [runner.role(plan, role, bank, generator, after=bank)
+                                                     for role in plan.roles], [role.role_id for role in plan.roles])
+    finally:
+        await generator.aclose()
+    unique = runner.dedup(batches, earlier or EarlierItems(), after=batches)
+    return runner.assemble(plan, batches, unique, bank, generator, canary, after=[unique])

@@ -222,7 +222,7 @@ def test_what_a_killed_run_left_is_cleaned_up_by_the_next(tmp_path: Path) -> Non
     import shutil
     import tempfile
 
-    from abstaingen.flows.generate import clean_up_after_dead_runs
+    from abstaingen.flows.shell import clean_up_after_dead_runs
     from abstaingen.sandboxes.backends import RUN_OWNER_ENV, process_start
 
     dead_run = subprocess.run([sys.executable, "-c", "import os; from abstaingen.sandboxes.backends import "

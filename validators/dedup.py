@@ -167,13 +167,13 @@ def item_text(item: OodItem) -> str:
     return item.query
 
 
-class Deduplicated(Model):
+class DeduplicatedItems(Model):
     kept: list[OodItem]
     tally: StageCount
     checked_against: list[str] = Field(description="the earlier versions the items were compared with")
 
 
-def remove_duplicate_items(items: Sequence[OodItem], earlier: EarlierItems | None = None) -> Deduplicated:
+def remove_duplicate_items(items: Sequence[OodItem], earlier: EarlierItems | None = None) -> DeduplicatedItems:
     """Near-duplicates (abstaingen.validators.dedup) within each group, and against the earlier releases'
     off-topic items. In-scope items are checked within the release only: a builtin role has a fixed set
     of in-scope questions, which every release asks again (see README, "The OOD dataset")."""
@@ -191,7 +191,7 @@ def remove_duplicate_items(items: Sequence[OodItem], earlier: EarlierItems | Non
                 kept.append(member)
             else:
                 rejected[verdict] += 1
-    return Deduplicated(kept=kept, tally=StageCount(stage="dedup", received=len(items), rejected=dict(rejected)),
+    return DeduplicatedItems(kept=kept, tally=StageCount(stage="dedup", received=len(items), rejected=dict(rejected)),
                         checked_against=earlier.versions)
 
 
