@@ -38,6 +38,7 @@ from abstaingen.model.ood import (
     RolePolicy,
     RoleText,
 )
+from abstaingen.registry import Registry
 
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
@@ -404,17 +405,9 @@ def score(agent: str, suffix: str, language: str, items: Sequence[OodItem], repl
 # --- scripted baselines ----------------------------------------------------------------------------------
 
 Baseline = Callable[[OodItem, RoleText, str], str]
-BASELINES: dict[str, Baseline] = {}
-
-
-def baseline(name: str) -> Callable[[Baseline], Baseline]:
-    """Register a scripted baseline: `(item, the role's text in the item's language, suffix) -> reply`."""
-    def register(function: Baseline) -> Baseline:
-        if name in BASELINES:
-            raise ValueError(f"baseline {name!r} is registered twice")
-        BASELINES[name] = function
-        return function
-    return register
+BASELINES: Registry[str, Baseline] = Registry("OOD baseline")
+# @baseline(name): a scripted baseline, `(item, the role's text in the item's language, suffix) -> reply`
+baseline = BASELINES.register
 
 
 _OPTION_LINE = re.compile(r"^\s*([A-D])\.\s")

@@ -21,6 +21,7 @@ from pydantic import Field
 
 from abstaingen.errors import AbstaingenError
 from abstaingen.model.common import Model
+from abstaingen.registry import Registry
 from abstaingen.sandboxes.confine import RECORD_STAGE
 from abstaingen.sandboxes.paths import CONFINE, ENTER, RUNTIME_SERVER
 
@@ -420,8 +421,9 @@ def stop_local_sandboxes(wait_s: float = 3.0) -> None:
         time.sleep(0.05)
 
 
-BACKENDS: dict[str, type[LocalBackend] | type[DockerBackend]] = {
-    "local": LocalBackend, "bwrap": BwrapBackend, "docker": DockerBackend}
+BACKENDS: Registry[str, type[LocalBackend] | type[DockerBackend]] = Registry("sandbox backend")
+for _backend in (LocalBackend, BwrapBackend, DockerBackend):
+    BACKENDS.register(_backend.name)(_backend)
 
 
 def select_backend(preference: str, limits: SandboxLimits | None = None) -> SandboxBackend:
@@ -435,10 +437,7 @@ def select_backend(preference: str, limits: SandboxLimits | None = None) -> Sand
 
 
 def get_backend(name: str, limits: SandboxLimits | None = None) -> SandboxBackend:
-    try:
-        backend = BACKENDS[name]
-    except KeyError:
-        raise AbstaingenError(f"unknown sandbox backend {name!r} (available: {', '.join(BACKENDS)})") from None
+    backend = BACKENDS.find(name)
     if backend is BwrapBackend and not BwrapBackend.available():
         raise AbstaingenError("sandbox backend 'bwrap' is not usable here: install bubblewrap (Debian: bubblewrap)")
     return backend(limits)

@@ -31,20 +31,14 @@ from abstaingen.model.perturbation import (
     HighStakesWitness,
     RiskMarkerWitness,
 )
+from abstaingen.registry import Registry
 
 CHECK = "preconditions"
 STOPWORDS = frozenset(["a", "an", "the", "and", "or", "but", "of", "to", "for", "on", "in", "at", "by", "with", "from", "into", "its", "it", "this", "that", "these", "those", "is", "are", "be", "been", "was", "were", "as", "so", "if", "then", "than", "not", "no", "any", "all", "some", "each", "every", "their", "there", "here", "his", "her", "our", "your", "my", "please", "can", "could", "would", "should", "will", "shall", "may", "might", "must", "have", "has", "had", "do", "does", "did", "them", "they", "we", "you", "i", "me"])
 
 Check = Callable[[TaskPair, EnvironmentBundle], list[str]]
-PRECONDITIONS: dict[str, Check] = {}
-
-
-def precondition(kind: str) -> Callable[[Check], Check]:
-    """Register the precondition of a witness kind."""
-    def register(check: Check) -> Check:
-        PRECONDITIONS[kind] = check
-        return check
-    return register
+PRECONDITIONS: Registry[str, Check] = Registry("precondition")
+precondition = PRECONDITIONS.register  # @precondition(kind): the precondition of a witness kind
 
 
 def content_words(text: str) -> set[str]:

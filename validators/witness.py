@@ -34,20 +34,14 @@ from abstaingen.model.perturbation import (
     ToolFailureWitness,
 )
 from abstaingen.model.task import failed_assertions
+from abstaingen.registry import Registry
 from abstaingen.sandboxes.session import CallOutcome, SandboxSession, run_episodes
 
 CHECK = "witness"
 
 Checker = Callable[[SandboxSession, TaskPair, Any, EnvironmentBundle], Awaitable[str]]
-CHECKERS: dict[str, Checker] = {}
-
-
-def checks(kind: str) -> Callable[[Checker], Checker]:
-    """Register the checker of a witness kind."""
-    def register(checker: Checker) -> Checker:
-        CHECKERS[kind] = checker
-        return checker
-    return register
+CHECKERS: Registry[str, Checker] = Registry("witness checker")
+checks = CHECKERS.register  # @checks(kind): the checker of a witness kind
 
 
 class WitnessFailed(Exception):

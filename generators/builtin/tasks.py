@@ -39,6 +39,7 @@ from abstaingen.model import (
     TaskVariant,
 )
 from abstaingen.model.common import Model
+from abstaingen.registry import Registry
 
 FIRST_RESULT = OutputRef(node="find", path=["results", 0, "id"])
 T = TypeVar("T")
@@ -158,14 +159,12 @@ class Recipe:
         return (variant // 2 if self.makes_info else variant) + ctx.offset
 
 
-RECIPES: dict[Scenario, Recipe] = {}
+RECIPES: Registry[Scenario, Recipe] = Registry("scenario recipe")
 
 
 def recipe(cls: type[Recipe]) -> type[Recipe]:
     """Register a scenario recipe under its scenario."""
-    if cls.scenario in RECIPES:
-        raise ValueError(f"two recipes for {cls.scenario}")
-    RECIPES[cls.scenario] = cls()
+    RECIPES.register(cls.scenario)(cls())
     return cls
 
 

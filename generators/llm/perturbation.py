@@ -14,7 +14,6 @@ to the model, so a T- that is still solvable comes back with the witness finding
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Literal
 
 from pydantic import Field, ValidationError
@@ -64,6 +63,7 @@ from abstaingen.prompts import render
 from abstaingen.providers.calls import Caller
 from abstaingen.providers.drafts import Draft, parse_json, path_of, strict_schema
 from abstaingen.providers.repair import RepairLog, draft
+from abstaingen.registry import Registry
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.validators.validate import validate_pairs_async
 
@@ -169,15 +169,8 @@ class Words(Draft):
         raise NotImplementedError
 
 
-DRAFTS: dict[Scenario, type[Words]] = {}
-
-
-def drafts(scenario: Scenario) -> Callable[[type[Words]], type[Words]]:
-    """Register the draft a scenario's perturbation fills (its template is prompts/perturb_sN.j2)."""
-    def register(draft_type: type[Words]) -> type[Words]:
-        DRAFTS[scenario] = draft_type
-        return draft_type
-    return register
+DRAFTS: Registry[Scenario, type[Words]] = Registry("perturbation draft")
+drafts = DRAFTS.register  # @drafts(scenario): the draft its perturbation fills (template: prompts/perturb_sN.j2)
 
 
 @drafts(Scenario.S1)
