@@ -117,7 +117,10 @@ def make_pair(tiny_bundle: EnvironmentBundle) -> Callable[..., TaskPair]:
 
 def pytest_configure(config: pytest.Config) -> None:
     """When CI requires the Docker sandbox, build its image before tests are collected (a no-op
-    when this content was built already)."""
+    when this content was built already). Under pytest-xdist the controller builds it before any worker
+    starts, so workers never build it at once."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
     if "docker" in os.environ.get("ABSTAINGEN_REQUIRE_SANDBOXES", "").split(","):
         from abstaingen.sandboxes.image import ensure_image
 

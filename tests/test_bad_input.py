@@ -16,8 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from prefect_runs import flow_env
+from releases import publish_pairs
 
+from abstaingen.config import apply_overrides, load_config
 from abstaingen.flows import cli
 from abstaingen.model import EnvironmentBundle, Release, TaskPair
 from abstaingen.store import publish_release, write_bundle
@@ -183,18 +184,16 @@ SEEDS = '{"instruction": "Cancel my hotel booking and rebook my flight", "domain
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory: pytest.TempPathFactory, prefect_api: str) -> Path:
-    """Two real releases of one dataset: v1 from the default seeds, v2 from a seeds file."""
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two releases of one dataset, made as `abstaingen generate --config config.toml --output out [--seeds
+    seeds.jsonl]` makes them (the flow's composition, without Prefect): v1 from the default seeds, v2 from a
+    seeds file."""
     workdir = tmp_path_factory.mktemp("generated")
     write(workdir / "config.toml", CONFIG)
     write(workdir / "seeds.jsonl", SEEDS)
-    env = flow_env()  # reports to the session's Prefect server
-    for extra in ([], ["--seeds", "seeds.jsonl"]):
-        run = subprocess.run(
-            [sys.executable, "-m", "abstaingen", "generate", "--config", "config.toml", "--output", "out", *extra],
-            cwd=workdir, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
-        )
-        assert run.returncode == 0, run.stderr[-3000:]
+    config = apply_overrides(load_config(workdir / "config.toml"), output_dir=workdir / "out")
+    for seeds in (None, workdir / "seeds.jsonl"):
+        publish_pairs(config, seeds)
     return workdir
 
 
@@ -221,6 +220,7 @@ def edit_manifest(folder: Path, change: Callable[[dict], None]) -> None:
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
 
 
+@pytest.mark.component
 def test_a_fresh_release_verifies_and_its_funnel_ends_in_its_pairs(
     generated: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -350,6 +350,7 @@ def serve(bundle_dir: Path, **kwargs: object) -> subprocess.CompletedProcess[str
                           capture_output=True, text=True, timeout=60, **kwargs)  # type: ignore[call-overload]
 
 
+@pytest.mark.component
 def test_serve_with_stdin_from_dev_null_ends_at_once(bundle_dir: Path) -> None:
     """/dev/null is an MCP client that closed its end: the server stops cleanly (exit 0), as it does
     when a client closes the pipe. It used to print a traceback and wait forever."""
@@ -359,6 +360,7 @@ def test_serve_with_stdin_from_dev_null_ends_at_once(bundle_dir: Path) -> None:
     assert result.stdout == ""
 
 
+@pytest.mark.component
 def test_serve_answers_requests_from_a_file(bundle_dir: Path, tmp_path: Path) -> None:
     request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
@@ -370,6 +372,7 @@ def test_serve_answers_requests_from_a_file(bundle_dir: Path, tmp_path: Path) ->
     assert json.loads(result.stdout.splitlines()[0])["id"] == 1
 
 
+@pytest.mark.component
 def test_serve_with_stdin_closed(bundle_dir: Path) -> None:
     result = serve(bundle_dir, stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(0))
     assert result.returncode == 2
@@ -455,6 +458,7 @@ print("release refused, nothing was published:", generate.run_generate_flow(Gene
 """
 
 
+@pytest.mark.flow
 def test_seeds_of_any_total_size_reach_the_flow(tmp_path: Path) -> None:
     """Seeds travel to the flow as a file: 36 seeds of 16,000 characters (560 KB, beyond the 512 KiB
     Prefect takes as flow parameters) reach a real flow run whole. The run's work is left out."""

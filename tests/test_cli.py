@@ -182,6 +182,7 @@ def test_prefect_defaults_keep_what_the_user_set(tmp_path: Path, monkeypatch: py
     assert os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
 
 
+@pytest.mark.component
 def test_missing_config_in_a_real_process(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "abstaingen", "generate", "--config", "missing.toml"],
@@ -348,6 +349,7 @@ def test_manifest_is_plain_json(release_dir: Path) -> None:
     assert list(json.loads(text)) == sorted(json.loads(text))
 
 
+@pytest.mark.component
 def test_serve_over_stdio_for_real(bundle_dir: Path, pairs_file: Path, tmp_path: Path) -> None:
     """A real MCP client sees the abstain task's overlay: the hidden commit tool is not listed."""
     command = ["env", "serve", str(bundle_dir), "--task", str(pairs_file), "--task-id", "t1-abstain"]

@@ -13,6 +13,8 @@ import pytest
 
 from abstaingen.sandboxes.backends import CONFINE
 
+pytestmark = pytest.mark.component
+
 FORKS = """
 import os, time
 born = 0

@@ -44,6 +44,8 @@ from abstaingen.store import write_bundle
 from abstaingen.validators import validate
 from abstaingen.validators.validate import ValidatedBatch, validate_pairs
 
+pytestmark = pytest.mark.component
+
 TRAVEL = builtin_bundle("travel")
 LIMITS = SandboxLimits(call_timeout_s=10, memory_mb=512, max_procs=64)
 RETURN = "    return {'booking_id': booking_id, 'fare': 0}\n"

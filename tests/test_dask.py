@@ -14,6 +14,8 @@ from pydantic import ValidationError
 
 from abstaingen.flows.scale import OrchestrationConfig, build_task_runner, unreachable_api
 
+pytestmark = pytest.mark.flow
+
 pytest.importorskip("prefect_dask")
 
 HELPER = Path(__file__).with_name("dask_flow.py")

@@ -16,6 +16,8 @@ from abstaingen.store import write_bundle
 from abstaingen.validators.code_gate import check_code, inspect_source
 from abstaingen.validators.environment_checks import check_environment
 
+pytestmark = pytest.mark.component
+
 HOSTILE = {
     "import os": "import os\ndef f(state):\n    return os.listdir('/')\n",
     "import subprocess": "import subprocess\ndef f(state):\n    return subprocess.run(['id']).returncode\n",

@@ -24,6 +24,8 @@ from abstaingen.model.perturbation import SCENARIOS  # noqa: E402
 from abstaingen.pipelines.pairs import stamped  # noqa: E402
 from abstaingen.store import publish_release  # noqa: E402
 
+pytestmark = pytest.mark.component
+
 NO_CALLS: dict[str, Any] = {"nodes": []}
 
 

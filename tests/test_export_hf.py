@@ -22,6 +22,8 @@ from abstaingen.pipelines.verify import verify_release
 from abstaingen.records import columns, from_row
 from abstaingen.store import dataset_canary, load_release, publish_release
 
+pytestmark = pytest.mark.component
+
 LOADER = Path(__file__).parent / "tools" / "hf_load.py"
 # CI installs the oldest supported major of `datasets` in a venv of its own and names its interpreter here.
 OLD_DATASETS = os.environ.get("ABSTAINGEN_OLD_DATASETS_PYTHON")

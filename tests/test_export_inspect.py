@@ -17,6 +17,8 @@ from abstaingen.model import FunnelStage, Release, Scenario
 from abstaingen.pipelines.pairs import stamped
 from abstaingen.store import publish_release
 
+pytestmark = pytest.mark.component
+
 # A scripted agent that acts on everything: it makes the calls of the pair's act-side solution (found by
 # the request, which both sides of S5-S8 share) and then reports success or the answer.
 SCRIPTED = '''

@@ -19,6 +19,8 @@ from sandbox_backends import BWRAP, DOCKER
 from abstaingen.sandboxes.backends import OWNER_LABEL
 from abstaingen.store import load_release
 
+pytestmark = pytest.mark.flow
+
 DATASET = "abstaingen-builtin"
 
 

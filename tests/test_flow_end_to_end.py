@@ -21,6 +21,8 @@ from abstaingen.sandboxes.backends import select_backend
 from abstaingen.store import load_release
 from abstaingen.validators.dedup import remove_near_duplicates
 
+pytestmark = pytest.mark.e2e
+
 EXECUTED_CHECKS = {"replay_steps", "replay_final_state", "replay_deterministic", "witness", "gate_oracle",
                    "gate_always_act", "gate_always_abstain", "gate_do_nothing", "gate_do_nothing_act"}
 

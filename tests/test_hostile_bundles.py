@@ -11,6 +11,8 @@ from abstaingen.model import EnvironmentBundle, Scenario
 from abstaingen.sandboxes.backends import SandboxLimits, get_backend
 from abstaingen.validators.validate import validate_pairs
 
+pytestmark = pytest.mark.component
+
 TRAVEL = builtin_bundle("travel")
 BACKENDS = ALL
 

@@ -34,6 +34,8 @@ from abstaingen.validators.judge import (
     judge_report,
 )
 
+pytestmark = pytest.mark.component
+
 # three judges of three families: two behind the OpenAI API, one behind the Anthropic API
 MEMBERS = {"critic": ("openai", "alpha"), "referee": ("anthropic", "beta"), "auditor": ("openai", "gamma")}
 

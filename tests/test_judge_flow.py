@@ -20,7 +20,7 @@ from abstaingen.model import Release
 from abstaingen.store import load_release, publish_release
 from abstaingen.validators.judge import COMMITTEE, RUBRIC
 
-pytestmark = pytest.mark.usefixtures("prefect_api")  # flow runs report to the session's server
+pytestmark = [pytest.mark.flow, pytest.mark.usefixtures("prefect_api")]  # flow runs report to the session's server
 
 
 def write_config(folder: Path, standin: StandIn, judged: bool = True) -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import pytest
 from builtin_fixtures import builtin_bundle, builtin_pair
 
 from abstaingen.generators.builtin.domains import DOMAINS
@@ -17,6 +18,8 @@ from abstaingen.store import write_bundle
 from abstaingen.validators.preconditions import check_preconditions
 from abstaingen.validators.structural import check_single_perturbation
 from abstaingen.validators.validate import validate_pairs
+
+pytestmark = pytest.mark.component
 
 TRAVEL = builtin_bundle("travel")
 

@@ -17,6 +17,8 @@ from abstaingen.model import CapabilitySpec, EnvironmentBundle
 from abstaingen.providers.repair import RepairFailed, RepairLog
 from abstaingen.sandboxes.backends import get_backend
 
+pytestmark = pytest.mark.component
+
 SPEC = CapabilitySpec(domain="pet_clinic", seed_instruction="Cancel Biscuit's checkup on Friday",
                       summary="An assistant that manages visits at a pet clinic.",
                       capabilities=["find an owner's visits", "cancel a visit", "restore a cancelled visit"])

@@ -19,7 +19,7 @@ from abstaingen.model import Scenario
 from abstaingen.prompts import template_hash
 from abstaingen.store import load_release
 
-pytestmark = pytest.mark.usefixtures("prefect_api")  # flow runs report to the session's server
+pytestmark = [pytest.mark.flow, pytest.mark.usefixtures("prefect_api")]  # flow runs report to the session's server
 
 PRICES = "input_usd_per_mtok = 1.0\noutput_usd_per_mtok = 4.0\n"
 
@@ -84,6 +84,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory):
     return folder, first, second, requests_first, requests_second
 
 
+@pytest.mark.e2e
 def test_a_release_in_a_new_domain_passes_the_same_validators(two_runs) -> None:
     folder, first, _, requests, _ = two_runs
     assert first.returncode == 0, first.stderr[-3000:]

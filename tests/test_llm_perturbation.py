@@ -23,6 +23,8 @@ from abstaingen.prompts import render
 from abstaingen.providers.repair import RepairFailed, RepairLog
 from abstaingen.sandboxes.backends import get_backend
 
+pytestmark = pytest.mark.component
+
 SPEC = CapabilitySpec(domain="pet_clinic", seed_instruction=INSTRUCTION, summary=CAPABILITY["summary"],
                       capabilities=CAPABILITY["capabilities"])
 CLINIC = to_bundle(SPEC, EnvironmentDraft(**ENVIRONMENT))

@@ -19,6 +19,8 @@ from abstaingen.model import Deliverable, Scenario
 from abstaingen.providers.repair import RepairFailed, RepairLog
 from abstaingen.sandboxes.backends import get_backend
 
+pytestmark = pytest.mark.component
+
 CLINIC = to_bundle(SPEC, EnvironmentDraft(**GOOD))
 
 

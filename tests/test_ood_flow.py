@@ -19,7 +19,7 @@ from abstaingen.store import load_ood_release
 from abstaingen.validators.dedup import dedup_group
 from abstaingen.validators.ood import question_block, verbatim_consistency
 
-pytestmark = pytest.mark.usefixtures("prefect_api")
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("prefect_api")]
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from abstaingen.pipelines.verify import verify_release
 from abstaingen.store import load_ood_release
 from abstaingen.validators.ood import question_block
 
-pytestmark = pytest.mark.usefixtures("prefect_api")
+pytestmark = [pytest.mark.flow, pytest.mark.usefixtures("prefect_api")]
 
 
 def user_text(body: dict[str, Any]) -> str:

@@ -22,6 +22,8 @@ from abstaingen.checkpoints import DatasetLock
 from abstaingen.model import EnvironmentBundle, TaskPair
 from abstaingen.pipelines.pairs import assemble, missing_coverage
 
+pytestmark = pytest.mark.flow
+
 # three domains validated one at a time, so that a run can be killed between environments
 CONFIG = '[generation]\ndomains = ["travel", "banking", "email"]\nvariants_per_scenario = 1\n' \
          '[sandbox]\nbackend = "local"\nconcurrency = 1\n'
@@ -135,6 +137,7 @@ def test_one_run_of_a_dataset_at_a_time(tmp_path: Path) -> None:
     first.release()
 
 
+@pytest.mark.e2e
 def test_the_schedule_makes_two_fresh_releases_unattended(prefect_api: str,
                                                           scheduler: tuple[subprocess.Popen[str], Path]) -> None:
     process, workdir = scheduler

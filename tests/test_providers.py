@@ -23,6 +23,8 @@ from abstaingen.providers import (
 )
 from abstaingen.providers.calls import BudgetExhausted, Caller, ProviderUnavailable, ResponseCache
 
+pytestmark = pytest.mark.component
+
 KEY = "sk-standin-not-a-real-key"
 REQUEST = StructuredRequest(
     system="You write test data.", user="Give a city.", schema_name="city",

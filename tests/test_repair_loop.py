@@ -17,6 +17,8 @@ from abstaingen.prompts import FOLDER, RenderedPrompt, render
 from abstaingen.providers.drafts import CapabilityDraft, strict_schema
 from abstaingen.providers.repair import RepairFailed, RepairLog, draft
 
+pytestmark = pytest.mark.component
+
 GOOD = {"domain": "pet_clinic", "summary": "An assistant that books and changes visits at a pet clinic.",
         "capabilities": ["find a pet's visits", "book a visit", "cancel a visit"]}
 BAD_SHAPE = {"domain": "Pet Clinic!", "summary": "Pets.", "capabilities": ["book"]}

@@ -13,6 +13,8 @@ from abstaingen.sandboxes.replay import replay_in_sandbox
 from abstaingen.store import write_bundle
 from abstaingen.validators.replay_check import check_positive_replay
 
+pytestmark = pytest.mark.component
+
 
 @pytest.fixture(scope="module")
 def travel_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -13,6 +13,8 @@ from abstaingen.sandboxes.session import SandboxSession
 from abstaingen.store import bundle_in_scratch
 from abstaingen.validators.routes import Mentions, RouteCheck, check_route, ungrounded
 
+pytestmark = pytest.mark.component
+
 
 def test_mentions_read_dates_and_amounts_in_the_forms_people_write() -> None:
     said = Mentions("Refund $2,300 on Olga's booking of 4 October 2027 (or was it Oct. 5th, 2027?) by 2027-10-09.")

@@ -18,6 +18,8 @@ from abstaingen.sandboxes.backends import RUNTIME_SERVER, LocalBackend
 from abstaingen.sandboxes.session import SandboxSession
 from abstaingen.store import write_bundle
 
+pytestmark = pytest.mark.component
+
 
 @pytest.fixture
 def travel_dir(tmp_path: Path) -> Path:

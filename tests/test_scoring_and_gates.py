@@ -21,6 +21,8 @@ from abstaingen.validators.baselines import gate_checks, run_baselines
 from abstaingen.validators.dedup import remove_near_duplicates
 from abstaingen.validators.leakage import leakage_report
 
+pytestmark = pytest.mark.component
+
 S1 = builtin_pair(Scenario.S1)
 TARGET = S1.act.final_state[0]
 ACTION = S1.act.critical_actions[0]

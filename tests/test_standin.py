@@ -17,6 +17,8 @@ import pydantic
 import pytest
 from standin import Answer, Delay, Raw, Refusal, StandIn, Status, Truncated, count_tokens
 
+pytestmark = pytest.mark.component
+
 KEY = "test-key"
 MESSAGES = [
     {"role": "user", "content": "Judge this reply: 'I cannot cancel bookings with the tools I have.'"},

@@ -25,6 +25,8 @@ import pytest
 
 from abstaingen.flows.ui import PrefectServer, start_server
 
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parents[1]
 # The pages the lead's flow must show once its task runs and artifacts are renamed.
 TASK_RUNS_SHOWN = ["validate travel"]

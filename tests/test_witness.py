@@ -23,6 +23,8 @@ from abstaingen.sandboxes.session import SandboxSession
 from abstaingen.store import write_bundle
 from abstaingen.validators.witness import check_witness
 
+pytestmark = pytest.mark.component
+
 TRAVEL = builtin_bundle("travel")
 
 
