@@ -83,6 +83,7 @@ from pydantic import (
 
 from abstaingen.errors import AbstaingenError, read_user_text, shown
 from abstaingen.model.common import Model, content_hash
+from abstaingen.model.release import GENERATION_STAGES
 from abstaingen.providers import ModelConfig, ProviderConfig
 
 __all__ = [
@@ -101,7 +102,7 @@ __all__ = [
     "load_seeds",
 ]
 
-STAGES: tuple[str, ...] = ("capability", "environment", "task", "perturbation", "judge")
+STAGES: tuple[str, ...] = (*GENERATION_STAGES, "judge")  # the stages [backends] picks a backend for
 BackendName = Literal["builtin", "llm"]
 
 _DATASET_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")

@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterator
 from pydantic import Field
 
 from abstaingen.model.common import Model
+from abstaingen.model.release import GENERATION_STAGES
 
 __all__ = ["STAGES", "Progress", "report", "watching"]
 
 # The stages a generation run reports, in order (the terminal shows one line each).
-STAGES = ("extract", "synthesize", "write tasks", "perturb", "dedup", "validate", "judge", "publish")
+STAGES = (*GENERATION_STAGES, "dedup", "validate", "judge", "publish")
 
 
 class Progress(Model):

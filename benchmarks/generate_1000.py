@@ -49,7 +49,7 @@ class TimedStages(StageRunner):
         try:
             return await super().track(stage, work, notes)
         finally:
-            self._add({"synthesize": "environment", "write tasks": "task", "perturb": "perturbation"}[stage], began)
+            self._add(stage, began)
 
     def dedup(self, *args: Any, **kwargs: Any) -> Any:
         began = time.perf_counter()

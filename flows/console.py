@@ -70,14 +70,14 @@ __all__ = [
 Verbosity = Literal["quiet", "normal", "verbose"]
 
 # What the items of a stage are, as abstaingen.progress reports them (environments unless named here).
-UNITS = {"extract": "seed instructions", "dedup": "candidate pairs", "publish": "release"}
-SHORT_UNITS = {"extract": "seeds", "dedup": "pairs", "publish": ""}
+UNITS = {"capability": "seed instructions", "dedup": "candidate pairs", "publish": "release"}
+SHORT_UNITS = {"capability": "seeds", "dedup": "pairs", "publish": ""}
 # The stages whose `accepted` counts pairs kept (the generation stages report no pairs).
 PAIR_STAGES = {"dedup", "validate", "judge", "publish"}
 RATE_STAGES = {"validate", "judge"}  # the slow ones, where pairs per second says something
 # The stages whose last note sums the stage up (elsewhere it names the item just finished, and is
 # dropped once the stage is done).
-SUMMING_NOTES = {"extract", "publish"}
+SUMMING_NOTES = {"capability", "publish"}
 HEARTBEAT_S = 60.0  # a plain line for a stage still going after this long since its last line
 SAMPLES_SHOWN = 5  # rejection samples in the human summary of a refused run
 

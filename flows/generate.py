@@ -53,9 +53,8 @@ from abstaingen.flows.shell import (
 from abstaingen.generators import get_generator
 from abstaingen.interrupts import hold_signals, note_published, stop_run
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, Provenance, Release, TaskPair
-from abstaingen.model.release import RejectionSample
+from abstaingen.model.release import GENERATION_STAGES, RejectionSample
 from abstaingen.pipelines.pairs import (
-    GENERATION_STAGES,
     Assembly,
     CapabilityBatch,
     Deduplicated,
@@ -115,38 +114,39 @@ def provider_given_up() -> Iterator[None]:
         stop_run(f"error: {exc}; the run stopped (answers so far are in the response cache)", EXIT_FAILED)
 
 
+# Each stage's task is named as the stage is everywhere (GENERATION_STAGES, the funnel, the progress lines).
 # Generation stages take the backend's name (the config's choice for the stage), not a generator object:
 # Prefect records task parameters, and a name is what the UI should show. The run's generators are
 # opened once by the flow (generators_for_run) and looked up by that name. Task runs are named after
 # the domain they work on, so the UI reads "validate travel", not "validate-63a".
 
 
-@task(name="extract capabilities", task_run_name="extract capabilities", cache_policy=NONE)
+@task(name="capability", task_run_name="capability", cache_policy=NONE)
 async def extract_capabilities_stage(seeds: list[SeedInstruction], backend: str) -> CapabilityBatch:
     with provider_given_up():
         return await extract_all(get_generator(backend), seeds)
 
 
-@task(name="synthesize environment", task_run_name="synthesize {spec.domain}", cache_policy=NONE)
+@task(name="environment", task_run_name="environment {spec.domain}", cache_policy=NONE)
 async def synthesize_environment_stage(spec: CapabilitySpec, seed: int, backend: str) -> EnvironmentBatch:
     with provider_given_up():
         return await synthesize_all(get_generator(backend), [spec], seed)
 
 
-@task(name="write positive tasks", task_run_name="write tasks {bundle.domain}", cache_policy=NONE)
+@task(name="task", task_run_name="task {bundle.domain}", cache_policy=NONE)
 async def positive_tasks_stage(bundle: EnvironmentBundle, variants: int, seed: int, backend: str) -> PositiveBatch:
     with provider_given_up():
         return await write_positives(get_generator(backend), bundle, variants, seed)
 
 
-@task(name="perturb", task_run_name="perturb {bundle.domain}", cache_policy=NONE)
+@task(name="perturbation", task_run_name="perturbation {bundle.domain}", cache_policy=NONE)
 async def perturb_stage(bundle: EnvironmentBundle, positives: PositiveBatch, provenance: Provenance, seed: int,
                         backend: str) -> PerturbedBatch:
     with provider_given_up():
         return await perturb_all(get_generator(backend), bundle, positives, provenance, seed)
 
 
-dedup_stage = task(name="remove near-duplicates", task_run_name="remove near-duplicates", cache_policy=NONE)(deduplicate)
+dedup_stage = task(name="dedup", task_run_name="dedup", cache_policy=NONE)(deduplicate)
 assemble_stage = task(name="assemble release", task_run_name="assemble release", cache_policy=NONE)(assemble)
 
 # Environments validated (or judged) at once in this process: each holds a sandbox. Every

@@ -83,7 +83,7 @@ async def role_stage(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
     return made
 
 
-@task(name="remove near-duplicates", cache_policy=NONE)
+@task(name="dedup", cache_policy=NONE)
 def dedup_stage(batches: list[RoleItems], earlier: EarlierItems) -> DeduplicatedItems:
     return OodStageRunner().dedup(batches, earlier, after=[])
 

@@ -31,13 +31,12 @@ from abstaingen.generators.ood.policy import system_prompt
 from abstaingen.model.common import Model
 from abstaingen.model.ood import ITEM_KINDS, ItemKind, OodItem, Question, QuestionBank, Relatedness, RolePolicy
 from abstaingen.model.pair import Provenance
-from abstaingen.model.release import GenerationReport, OodRelease
+from abstaingen.model.release import FunnelStage, GenerationReport, OodRelease
 from abstaingen.ood_scoring import baseline_scores
 from abstaingen.pipelines.pairs import merge_funnel
 from abstaingen.store import counts_for_items
 from abstaingen.validators.dedup import DeduplicatedItems, EarlierItems, remove_duplicate_items
 from abstaingen.validators.ood import leakage_report, question_block
-from abstaingen.validators.validate import StageCount
 
 T = TypeVar("T")
 FUNNEL_STAGES = ("relatedness", "translation", "framing", "consistency", "dedup")
@@ -80,7 +79,7 @@ def plan_ood(config: GenerateConfig, code_version: str, available: Sequence[Role
 class RoleItems(Model):
     role_id: str
     items: list[OodItem]
-    tallies: list[StageCount] = Field(description="relatedness, translation, framing and consistency, for this role")
+    tallies: list[FunnelStage] = Field(description="relatedness, translation, framing and consistency, for this role")
 
 
 class _Tallies:
@@ -93,8 +92,8 @@ class _Tallies:
         if rejected is not None:
             self.rejected[stage][rejected] += 1
 
-    def stages(self) -> list[StageCount]:
-        return [StageCount(stage=stage, received=self.received[stage], rejected=dict(self.rejected[stage]))
+    def stages(self) -> list[FunnelStage]:
+        return [FunnelStage.counted(stage=stage, received=self.received[stage], rejected=dict(self.rejected[stage]))
                 for stage in FUNNEL_STAGES if stage != "dedup"]
 
 
@@ -211,7 +210,7 @@ def missing_kinds(items: Sequence[OodItem], roles: Sequence[str], languages: Seq
             if (role, language, kind) not in present]
 
 
-def assemble(plan: OodPlan, items: Sequence[OodItem], tallies: Sequence[StageCount], bank_source: str,
+def assemble(plan: OodPlan, items: Sequence[OodItem], tallies: Sequence[FunnelStage], bank_source: str,
              threshold: float, report: GenerationReport, canary: str, checked_against: Sequence[str],
              created_by: str) -> Assembled:
     """The manifest and the released items (canary set), with the scripted baselines' scores and the

@@ -36,7 +36,7 @@ from abstaingen.generators import (
 from abstaingen.generators.builtin.capability import default_seeds, extract_capabilities
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, FunnelStage, Provenance, Release, Scenario, TaskPair
 from abstaingen.model.common import Model
-from abstaingen.model.release import CostLine, GenerationReport, JudgeReport, RepairCount
+from abstaingen.model.release import GENERATION_STAGES, CostLine, GenerationReport, JudgeReport, RepairCount
 from abstaingen.model.score import AgentAbstainView, AgentMetrics, LeakageScore, ShortcutScore
 from abstaingen.progress import report
 from abstaingen.sandboxes.backends import SandboxBackend, SandboxLimits, get_backend, select_backend
@@ -54,13 +54,11 @@ from abstaingen.validators.validate import (
     ENV_INFRASTRUCTURE,
     INFRASTRUCTURE,
     LAYERS,
-    StageCount,
     ValidatedBatch,
     validate_pairs_async,
 )
 
-GENERATION_STAGES = ("capability", "environment", "task", "perturbation")
-STAGES = (*GENERATION_STAGES, "dedup", *LAYERS, "judge")
+FUNNEL_STAGES = (*GENERATION_STAGES, "dedup", *LAYERS, "judge")
 RUNTIME_SCENARIOS = {"S6", "S7", "S8"}
 T = TypeVar("T")
 
@@ -85,29 +83,29 @@ async def each(work: list[Awaitable[T]], reasons: list[str]) -> tuple[list[T | N
 
 class CapabilityBatch(Model):
     specs: list[CapabilitySpec]
-    funnel: StageCount
+    funnel: FunnelStage
 
 
 async def extract_all(generator: Generator, seeds: list[SeedInstruction]) -> CapabilityBatch:
     specs, lost = await each([generator.extract_capabilities(s) for s in seeds], [""] * len(seeds))
     return CapabilityBatch(specs=[s for s in specs if s is not None],
-                           funnel=StageCount(stage="capability", received=len(seeds), rejected=dict(lost)))
+                           funnel=FunnelStage.counted(stage="capability", received=len(seeds), rejected=dict(lost)))
 
 
 class EnvironmentBatch(Model):
     bundles: list[EnvironmentBundle]
-    funnel: StageCount
+    funnel: FunnelStage
 
 
 async def synthesize_all(generator: Generator, specs: list[CapabilitySpec], seed: int) -> EnvironmentBatch:
     bundles, lost = await each([generator.synthesize_environment(s, seed) for s in specs], [""] * len(specs))
     return EnvironmentBatch(bundles=[b for b in bundles if b is not None],
-                            funnel=StageCount(stage="environment", received=len(specs), rejected=dict(lost)))
+                            funnel=FunnelStage.counted(stage="environment", received=len(specs), rejected=dict(lost)))
 
 
 class PositiveBatch(Model):
     tasks: list[PositiveTask]
-    funnel: StageCount
+    funnel: FunnelStage
 
 
 async def write_positives(generator: Generator, bundle: EnvironmentBundle, variants: int, seed: int) -> PositiveBatch:
@@ -116,12 +114,12 @@ async def write_positives(generator: Generator, bundle: EnvironmentBundle, varia
     tasks, lost = await each([generator.write_positive_task(bundle, scenario, variant, seed)
                               for scenario, variant in wanted], [f"{scenario.value}: " for scenario, _ in wanted])
     return PositiveBatch(tasks=[t for t in tasks if t is not None],
-                         funnel=StageCount(stage="task", received=len(wanted), rejected=dict(lost)))
+                         funnel=FunnelStage.counted(stage="task", received=len(wanted), rejected=dict(lost)))
 
 
 class PerturbedBatch(Model):
     pairs: list[TaskPair]
-    funnel: StageCount
+    funnel: FunnelStage
 
 
 async def perturb_all(generator: Generator, bundle: EnvironmentBundle, positives: PositiveBatch,
@@ -129,7 +127,7 @@ async def perturb_all(generator: Generator, bundle: EnvironmentBundle, positives
     pairs, lost = await each([generator.perturb(p, bundle, provenance, seed) for p in positives.tasks],
                              [f"{p.scenario.value}: " for p in positives.tasks])
     return PerturbedBatch(pairs=[p for p in pairs if p is not None],
-                          funnel=StageCount(stage="perturbation", received=len(positives.tasks), rejected=dict(lost)))
+                          funnel=FunnelStage.counted(stage="perturbation", received=len(positives.tasks), rejected=dict(lost)))
 
 
 def funnel_stage_of(llm_stage: str) -> str:
@@ -155,7 +153,7 @@ def with_repairs(funnel: list[FunnelStage], repairs: list[RepairCount]) -> list[
 
 class Deduplicated(Model):
     by_environment: list[list[TaskPair]]  # in the order of the bundles
-    funnel: StageCount
+    funnel: FunnelStage
 
 
 def deduplicate(bundles: list[EnvironmentBundle], candidates: list[list[TaskPair]],
@@ -176,7 +174,7 @@ def deduplicate(bundles: list[EnvironmentBundle], candidates: list[list[TaskPair
                "seen_in_earlier_release": outcome.seen_in_earlier_release,
                "same_target_as_earlier": outcome.same_target_as_earlier}
     return Deduplicated(by_environment=[by_env[b.env_id] for b in bundles],
-                        funnel=StageCount(stage="dedup", received=len(everything),
+                        funnel=FunnelStage.counted(stage="dedup", received=len(everything),
                                           rejected={reason: len(pairs) for reason, pairs in dropped.items() if pairs}))
 
 
@@ -281,7 +279,7 @@ class Judged(Model):
 
     kept: list[TaskPair]
     rejected: list[TaskPair]
-    funnel: StageCount
+    funnel: FunnelStage
     report: JudgeReport
     cost: list[CostLine]
     models: dict[str, str]
@@ -309,14 +307,14 @@ async def judge_all(committee: Committee, bundles: list[EnvironmentBundle], grou
 
     batches = list(await asyncio.gather(*(limited(b, g) for b, g in zip(bundles, groups) if g)))
     rejected = [p for b in batches for p in b.rejected]
-    funnel = StageCount(stage="judge", received=sum(len(g) for g in groups),
+    funnel = FunnelStage.counted(stage="judge", received=sum(len(g) for g in groups),
                         rejected=dict(sum((Counter(b.funnel.rejected) for b in batches), Counter())))
     kept = [p for b in batches for p in b.accepted]
     return Judged(kept=kept, rejected=rejected, funnel=funnel, cost=committee.cost(), models=committee.models(),
                   report=judge_report(committee, [*kept, *rejected], funnel.rejected.get("budget_exhausted", 0)))
 
 
-def merge_funnel(batches: Sequence[StageCount], order: Sequence[str] = STAGES) -> list[FunnelStage]:
+def merge_funnel(batches: Sequence[FunnelStage], order: Sequence[str] = FUNNEL_STAGES) -> list[FunnelStage]:
     """The batches' counts summed per stage, in `order` (stages not in it are left out)."""
     stages: dict[str, FunnelStage] = {}
     for batch in batches:
@@ -485,21 +483,21 @@ async def run_pairs(plan: RunPlan, code_version: str, runner: StageRunner | None
                             code_version=code_version)
     backend = provenance.backend
     async with generators_for_run(config, GENERATION_STAGES) as generators:
-        report("extract", 0, len(seeds))
+        report("capability", 0, len(seeds))
         capability = await runner.extract(seeds, backend["capability"])
-        report("extract", len(seeds), len(seeds), note=f"{len(capability.specs)} capability specs")
+        report("capability", len(seeds), len(seeds), note=f"{len(capability.specs)} capability specs")
         runner.log(f"{len(seeds)} seed instructions -> {len(capability.specs)} capability specs")
         specs = capability.specs
-        environments = await runner.track("synthesize", [
+        environments = await runner.track("environment", [
             runner.synthesize(spec, seed, backend["environment"], after=capability) for spec in specs],
             [spec.domain for spec in specs])
         made = [(bundle, batch) for batch in environments for bundle in batch.bundles]
         bundles = [bundle for bundle, _ in made]
         variants = config.generation.variants_per_scenario
-        positives = await runner.track("write tasks", [
+        positives = await runner.track("task", [
             runner.write_tasks(bundle, variants, seed, backend["task"], after=batch) for bundle, batch in made],
             [b.domain for b in bundles])
-        perturbed = await runner.track("perturb", [
+        perturbed = await runner.track("perturbation", [
             runner.perturb(bundle, batch, provenance, seed, backend["perturbation"])
             for bundle, batch in zip(bundles, positives)], [b.domain for b in bundles])
         candidates = [batch.pairs for batch in perturbed]

@@ -199,9 +199,9 @@ def test_off_a_terminal_the_display_prints_a_plain_line_per_finished_stage() -> 
         display.status("starting Prefect's temporary server (about 30 s)")
         clock.now += 31
         display.ready()
-        display.update(Progress(stage="extract", done=0, total=2))
+        display.update(Progress(stage="capability", done=0, total=2))
         clock.now += 0.5
-        display.update(Progress(stage="extract", done=2, total=2, note="2 capability specs"))
+        display.update(Progress(stage="capability", done=2, total=2, note="2 capability specs"))
         display.update(Progress(stage="validate", done=0, total=2, accepted=0))
         clock.now += 8
         display.update(Progress(stage="validate", done=1, total=2, accepted=16, note="travel"))
@@ -215,7 +215,7 @@ def test_off_a_terminal_the_display_prints_a_plain_line_per_finished_stage() -> 
     assert stream.getvalue().splitlines() == [
         f"starting Prefect's temporary server (about 30 s)... ({console.SERVER_TIP})",
         "Prefect's temporary server answered after 31 s",
-        "extract: 2/2 seed instructions, 0.5 s",
+        "capability: 2/2 seed instructions, 0.5 s",
         "validate: 2/2 environments, 32 pairs kept, 2.0 pairs/s, 16 s",
         "judge: 1/2 environments so far, 10 pairs kept, 0.2 pairs/s, about 1 min 01 s left",
     ]
@@ -226,7 +226,7 @@ def test_off_a_terminal_a_given_server_is_named_once_it_answers() -> None:
     display = console.LineDisplay(stream)
     display.server_url = "http://127.0.0.1:4200/api"
     display.phase("checking the config")
-    display.update(Progress(stage="extract", done=0, total=1))
+    display.update(Progress(stage="capability", done=0, total=1))
     display.watch_at("http://127.0.0.1:4200/runs/flow-run/1")
     display.watch_at("http://127.0.0.1:4200/runs/flow-run/1")
     assert stream.getvalue().splitlines() == ["using the Prefect server at http://127.0.0.1:4200/api",
@@ -257,7 +257,7 @@ def test_on_a_terminal_each_stage_has_a_row_with_counts_pairs_rate_and_time_left
     clock = Clock()
     display, _ = live(clock)
     display.update(Progress(stage="validate", done=1, total=4, accepted=16, note="travel"))
-    display.update(Progress(stage="extract", done=2, total=2))
+    display.update(Progress(stage="capability", done=2, total=2))
     clock.now += 8
     out = Console(file=io.StringIO(), width=120)
     with out.capture() as capture:
@@ -265,9 +265,9 @@ def test_on_a_terminal_each_stage_has_a_row_with_counts_pairs_rate_and_time_left
     rows = capture.get().splitlines()
 
     assert not any("Prefect" in row for row in rows)  # no server was started or named: nothing said of it
-    extract, validate = (next(r for r in rows if name in r) for name in ("extract", "validate"))
-    assert rows.index(extract) < rows.index(validate)  # in the order of the stages, not of the events
-    assert "2/2 seeds" in extract and extract.lstrip().startswith("✓")
+    capability, validate = (next(r for r in rows if name in r) for name in ("capability", "validate"))
+    assert rows.index(capability) < rows.index(validate)  # in the order of the stages, not of the events
+    assert "2/2 seeds" in capability and capability.lstrip().startswith("✓")
     assert "1/4 envs" in validate and "16 pairs" in validate and "2.0 pairs/s" in validate
     assert "ETA 24s" in validate and "travel" in validate
     narrow = [line.plain for line in display._rows(clock.now, 50)]  # the bar narrows, the rate and note go
@@ -280,7 +280,7 @@ def test_on_a_terminal_each_stage_has_a_row_with_counts_pairs_rate_and_time_left
 def test_on_a_terminal_the_display_is_torn_down_and_the_cursor_shown_again() -> None:
     display, stream = live(Clock())
     with display:
-        display.update(Progress(stage="extract", done=1, total=2))
+        display.update(Progress(stage="capability", done=1, total=2))
     assert not display.live.is_started
     assert stream.getvalue().endswith("\x1b[?25h")  # the cursor, hidden while the display ran
 

@@ -17,9 +17,9 @@ from pydantic import ValidationError
 from standin import Answer, Computed, Raw, StandIn
 
 from abstaingen.config import GenerateConfig
-from abstaingen.judges import get_judge
 from abstaingen.model import ExecutionDag, Scenario, TaskPair, Trace
 from abstaingen.model.score import Outcome
+from abstaingen.reply_judges import get_judge
 from abstaingen.sandboxes.backends import get_backend
 from abstaingen.scoring import score_side
 from abstaingen.validators.judge import (

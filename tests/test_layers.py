@@ -31,7 +31,7 @@ def test_the_graph_sees_the_imports_it_judges() -> None:
     edges = {(i.importer, i.imported, i.in_function) for i in GRAPH.imports}
     assert ("abstaingen.pipelines.pairs", "abstaingen.validators.validate", False) in edges
     assert ("abstaingen.flows.cli", "abstaingen.flows.generate", True) in edges  # inside a function
-    assert ("abstaingen.judges.llm", "abstaingen.judges.base", False) in edges  # `from abstaingen.judges.base import`
+    assert ("abstaingen.reply_judges.llm", "abstaingen.reply_judges.base", False) in edges  # `from abstaingen.reply_judges.base import`
     assert len(GRAPH.modules) > 100
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from abstaingen.judges import ReplyInput
-from abstaingen.judges.corpus import evaluate, load_corpus
-from abstaingen.judges.rules import RuleJudge
 from abstaingen.model import Deliverable
+from abstaingen.reply_judges import ReplyInput
+from abstaingen.reply_judges.corpus import evaluate, load_corpus
+from abstaingen.reply_judges.rules import RuleJudge
 
 DATA = Path(__file__).parent / "data"
 CORPORA = sorted(DATA.glob("reply_corpus*.jsonl"))

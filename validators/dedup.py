@@ -23,9 +23,9 @@ from abstaingen.errors import AbstaingenError
 from abstaingen.model import EnvironmentBundle, TaskPair
 from abstaingen.model.common import Model, canonical_json, content_hash
 from abstaingen.model.ood import OodItem
+from abstaingen.model.release import FunnelStage
 from abstaingen.model.task import apply_state_patch, find_record
 from abstaingen.store import ENVIRONMENTS_DIR, load_ood_release, load_release, read_bundle, release_versions
-from abstaingen.validators.validate import StageCount
 
 THRESHOLD = 0.9  # Jaccard similarity of word 3-shingles
 PERMUTATIONS = 64
@@ -169,7 +169,7 @@ def item_text(item: OodItem) -> str:
 
 class DeduplicatedItems(Model):
     kept: list[OodItem]
-    tally: StageCount
+    tally: FunnelStage
     checked_against: list[str] = Field(description="the earlier versions the items were compared with")
 
 
@@ -191,7 +191,7 @@ def remove_duplicate_items(items: Sequence[OodItem], earlier: EarlierItems | Non
                 kept.append(member)
             else:
                 rejected[verdict] += 1
-    return DeduplicatedItems(kept=kept, tally=StageCount(stage="dedup", received=len(items), rejected=dict(rejected)),
+    return DeduplicatedItems(kept=kept, tally=FunnelStage.counted(stage="dedup", received=len(items), rejected=dict(rejected)),
                         checked_against=earlier.versions)
 
 

@@ -32,7 +32,7 @@ from abstaingen.model import CheckResult, EnvironmentBundle, ExecutionDag, JsonV
 from abstaingen.model.common import Model
 from abstaingen.model.pair import JudgeVerdict, RubricAnswer
 from abstaingen.model.perturbation import SCENARIOS
-from abstaingen.model.release import CostLine, JudgeReport, RubricAgreement
+from abstaingen.model.release import CostLine, FunnelStage, JudgeReport, RubricAgreement
 from abstaingen.model.task import RecordRef, apply_state_patch, find_record
 from abstaingen.prompts import RenderedPrompt, render, template_hash
 from abstaingen.providers import ModelConfig, ProviderError, api_key, require_sdk
@@ -44,7 +44,6 @@ from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxError, SandboxSession
 from abstaingen.store import bundle_in_scratch
 from abstaingen.validators.routes import check_route
-from abstaingen.validators.validate import StageCount
 
 if TYPE_CHECKING:
     from abstaingen.config import GenerateConfig
@@ -111,7 +110,7 @@ class Ballot(Model):
 class JudgedBatch(Model):
     accepted: list[TaskPair]
     rejected: list[TaskPair]
-    funnel: StageCount
+    funnel: FunnelStage
 
 
 RESULT_CHARS = 1500  # of each call's result shown to the judge
@@ -382,7 +381,7 @@ async def judge_environment(committee: Committee, bundle: EnvironmentBundle, pai
                        for p in done if not p.validation.passed)
     return JudgedBatch(accepted=[p for p in done if p.validation.passed],
                        rejected=[p for p in done if not p.validation.passed],
-                       funnel=StageCount(stage="judge", received=len(pairs), rejected=dict(rejected + lost)))
+                       funnel=FunnelStage.counted(stage="judge", received=len(pairs), rejected=dict(rejected + lost)))
 
 
 # --- what the manifest says ------------------------------------------------------------------------------

@@ -24,34 +24,38 @@ def _words(text: str) -> list[str]:
 
 
 class NaiveBayes:
-    def __init__(self, docs: Sequence[list[str]], labels: Sequence[int]):
-        self.counts: list[Counter[str]] = [Counter(), Counter()]
-        self.docs = Counter(labels)
-        for words, label in zip(docs, labels):
-            self.counts[label].update(words)
-        self.vocabulary = set(self.counts[0]) | set(self.counts[1])
-        self.totals = [sum(c.values()) for c in self.counts]
+    """Multinomial naive Bayes over two labels, with add-one smoothing and class priors from the training
+    documents: the one classifier both leakage reports train (this one and the OOD dataset's)."""
 
-    def predict(self, words: list[str]) -> int:
-        scores = []
-        for label in (0, 1):
-            prior = math.log((self.docs[label] + 1) / (sum(self.docs.values()) + 2))
-            denominator = self.totals[label] + len(self.vocabulary) + 1
-            scores.append(prior + sum(math.log((self.counts[label][w] + 1) / denominator) for w in words))
-        return int(scores[1] > scores[0])  # ties go to "act": no evidence, no claim
+    def __init__(self, documents: Sequence[Counter[str]], labels: Sequence[bool]):
+        self.counts: dict[bool, Counter[str]] = {True: Counter(), False: Counter()}
+        self.prior = Counter(labels)
+        for document, label in zip(documents, labels):
+            self.counts[label].update(document)
+        vocabulary = set(self.counts[True]) | set(self.counts[False])
+        self.size = {label: sum(self.counts[label].values()) + len(vocabulary) + 1 for label in (True, False)}
+
+    def log_odds(self, document: Counter[str]) -> float:
+        """log P(True | document) - log P(False | document); above 0 says True, and a tie says False."""
+        score = math.log((self.prior[True] + 1) / (self.prior[False] + 1))
+        for word, n in document.items():
+            score += n * (math.log((self.counts[True][word] + 1) / self.size[True])
+                          - math.log((self.counts[False][word] + 1) / self.size[False]))
+        return score
 
 
 def cross_validated_accuracy(pairs: Sequence[TaskPair], folds: int = FOLDS) -> float:
+    """How often the classifier, trained on the other folds, tells a pair's abstain side from its act side."""
     folds = min(folds, len(pairs))
     correct = total = 0
     for fold in range(folds):
         train = [p for i, p in enumerate(pairs) if i % folds != fold]
         test = [p for i, p in enumerate(pairs) if i % folds == fold]
-        docs = [_words(v.instruction) for p in train for v in (p.act, p.abstain)]
-        model = NaiveBayes(docs, [0, 1] * len(train))
+        docs = [Counter(_words(v.instruction)) for p in train for v in (p.act, p.abstain)]
+        model = NaiveBayes(docs, [False, True] * len(train))
         for pair in test:
-            for label, variant in enumerate((pair.act, pair.abstain)):
-                correct += model.predict(_words(variant.instruction)) == label
+            for abstains, variant in ((False, pair.act), (True, pair.abstain)):
+                correct += (model.log_odds(Counter(_words(variant.instruction))) > 0) == abstains
                 total += 1
     return correct / total
 

@@ -8,7 +8,6 @@ consistency check and the scope-aware baseline look for exactly that text.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from abstaingen.model.ood import (
     RoleText,
 )
 from abstaingen.ood_scoring import CJK, terms_in, tokens
+from abstaingen.validators.leakage import NaiveBayes
 
 LEXICAL_THRESHOLD = 1.0  # one vocabulary term of the role in the question is already too close
 
@@ -102,8 +102,8 @@ def _words(text: str, language: str) -> Counter[str]:
 
 
 def _held_out_accuracy(documents: list[Counter[str]], labels: list[bool], fold_of: list[int], folds: int) -> float:
-    """Balanced accuracy of naive Bayes (add-one smoothing, class priors from the training folds) over
-    the folds; 0.5 when there is only one class."""
+    """Balanced accuracy of the naive Bayes classifier (abstaingen.validators.leakage) trained on the other
+    folds; 0.5 when there is only one class."""
     if len(set(labels)) < 2:
         return 0.5
     hits = {True: 0, False: 0}
@@ -113,22 +113,8 @@ def _held_out_accuracy(documents: list[Counter[str]], labels: list[bool], fold_o
         test = [i for i in range(len(documents)) if fold_of[i] == fold]
         if not test:
             continue
-        counts = {True: Counter[str](), False: Counter[str]()}
-        prior = Counter(labels[i] for i in train)
-        for i in train:
-            counts[labels[i]].update(documents[i])
-        vocabulary = set(counts[True]) | set(counts[False])
-        size = {label: sum(counts[label].values()) + len(vocabulary) + 1 for label in (True, False)}
-
-        def log_odds(document: Counter[str], counts: dict[bool, Counter[str]] = counts,
-                     size: dict[bool, int] = size, prior: Counter[bool] = prior) -> float:
-            score = math.log((prior[True] + 1) / (prior[False] + 1))
-            for word, n in document.items():
-                score += n * (math.log((counts[True][word] + 1) / size[True])
-                              - math.log((counts[False][word] + 1) / size[False]))
-            return score
-
+        model = NaiveBayes([documents[i] for i in train], [labels[i] for i in train])
         for i in test:
-            if (log_odds(documents[i]) > 0) == labels[i]:
+            if (model.log_odds(documents[i]) > 0) == labels[i]:
                 hits[labels[i]] += 1
     return (hits[True] / totals[True] + hits[False] / totals[False]) / 2

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
-from pydantic import Field
 
-from abstaingen.model import CheckResult, EnvironmentBundle, TaskPair, ValidationReport
+from abstaingen.model import CheckResult, EnvironmentBundle, FunnelStage, TaskPair, ValidationReport
 from abstaingen.model.common import Model
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.replay import replay
@@ -43,19 +42,10 @@ ENV_INFRASTRUCTURE = "env_infrastructure"  # so did the environment checks' sand
 SANDBOX_POLICY = "sandbox_policy"
 
 
-class StageCount(Model):
-    """What one validation layer did: how many candidates it saw and why it rejected some."""
-
-    stage: str
-    received: int
-    rejected: dict[str, int] = {}
-    retried: int = Field(default=0, description="work run again in a fresh sandbox after its sandbox failed")
-
-
 class ValidatedBatch(Model):
     accepted: list[TaskPair]
     rejected: list[TaskPair]
-    stages: list[StageCount]
+    stages: list[FunnelStage]
 
 
 def _first_failure(report: ValidationReport, names: set[str]) -> str | None:
@@ -177,7 +167,7 @@ async def validate_pairs_async(bundle: EnvironmentBundle, pairs: list[TaskPair],
     stages, remaining = [], checked
     for layer, names in LAYERS.items():
         rejected = Counter(r for p in remaining if (r := _first_failure(p.validation, names)))
-        stages.append(StageCount(stage=layer, received=len(remaining), rejected=dict(rejected),
+        stages.append(FunnelStage.counted(stage=layer, received=len(remaining), rejected=dict(rejected),
                                  retried=run.retried[layer]))
         remaining = [p for p in remaining if _first_failure(p.validation, names) is None]
     accepted = [p for p in checked if p.validation.passed]

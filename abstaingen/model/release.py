@@ -10,6 +10,10 @@ from abstaingen.model.common import Model
 from abstaingen.model.ood import OodLeakage, OodScore
 from abstaingen.model.score import AgentAbstainView, AgentMetrics, LeakageScore, ShortcutScore
 
+# The four generation stages, by the one name each has everywhere: the backend chosen for it ([backends]),
+# its funnel line, its progress line and its flow tasks.
+GENERATION_STAGES: tuple[str, ...] = ("capability", "environment", "task", "perturbation")
+
 
 class FunnelStage(Model):
     stage: str
@@ -21,6 +25,13 @@ class FunnelStage(Model):
     repair_rounds: int = Field(default=0, description="llm stages: answers sent back to the model, in all")
     sent_back: dict[str, int] = Field(default_factory=dict, description="llm stages: why answers were sent back "
                                                                         "(kind of finding -> count)")
+
+    @classmethod
+    def counted(cls, stage: str, received: int, rejected: dict[str, int] | None = None, retried: int = 0) -> FunnelStage:
+        """A stage's line from what it received and rejected and why: the rest passed."""
+        rejected = rejected or {}
+        return cls(stage=stage, received=received, passed=received - sum(rejected.values()), rejected=rejected,
+                   retried=retried)
 
 
 class RejectionSample(Model):

@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from abstaingen.judges.base import ReplyInput, ReplyVerdict, register
 from abstaingen.model import Deliverable
+from abstaingen.reply_judges.base import ReplyInput, ReplyVerdict, register
 
 VERB_STEMS = (
     "cancel", "refund", "issu", "send", "sent", "paus", "suspend", "revok", "withdr", "merg", "clos", "delet", "archiv",

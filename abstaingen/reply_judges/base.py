@@ -44,7 +44,7 @@ class ReplyJudge(Protocol):
 
 
 Factory = Callable[["GenerateConfig | None"], ReplyJudge]
-JUDGES: Registry[str, Factory] = Registry("reply judge")
-register = JUDGES.register
+REPLY_JUDGES: Registry[str, Factory] = Registry("reply judge")
+register = REPLY_JUDGES.register
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from abstaingen.judges.base import JUDGES, ReplyInput, ReplyJudge, ReplyKind, ReplyVerdict, register
+from abstaingen.reply_judges.base import REPLY_JUDGES, ReplyInput, ReplyJudge, ReplyKind, ReplyVerdict, register
 
 if TYPE_CHECKING:
     from abstaingen.config import GenerateConfig
@@ -18,9 +18,9 @@ if TYPE_CHECKING:
 
 def get_judge(name: str = "rules", config: GenerateConfig | None = None) -> ReplyJudge:
     """The reply judge `name`; a judge that calls a model reads its model and provider from `config`."""
-    from abstaingen.judges import llm, rules  # noqa: F401  (register the judges)
+    from abstaingen.reply_judges import llm, rules  # noqa: F401  (register the judges)
 
-    return JUDGES.find(name)(config)
+    return REPLY_JUDGES.find(name)(config)
 
 
-__all__ = ["JUDGES", "ReplyInput", "ReplyJudge", "ReplyKind", "ReplyVerdict", "get_judge", "register"]
+__all__ = ["REPLY_JUDGES", "ReplyInput", "ReplyJudge", "ReplyKind", "ReplyVerdict", "get_judge", "register"]

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from abstaingen.errors import AbstaingenError
-from abstaingen.judges.base import ReplyInput, ReplyKind, ReplyVerdict, register
 from abstaingen.prompts import render
 from abstaingen.providers import api_key
 from abstaingen.providers.calls import caller_for
 from abstaingen.providers.drafts import Draft, strict_schema
 from abstaingen.providers.repair import RepairFailed, draft
+from abstaingen.reply_judges.base import ReplyInput, ReplyKind, ReplyVerdict, register
 
 if TYPE_CHECKING:
     from abstaingen.config import GenerateConfig

@@ -1,7 +1,7 @@
 """Labelled reply corpora and a judge's accuracy on them.
 
-    python -m abstaingen.judges.corpus tests/data/reply_corpus.jsonl [--judge rules] [--errors]
-    python -m abstaingen.judges.corpus tests/data/reply_corpus.jsonl --judge llm --config judge.toml
+    python -m abstaingen.reply_judges.corpus tests/data/reply_corpus.jsonl [--judge rules] [--errors]
+    python -m abstaingen.reply_judges.corpus tests/data/reply_corpus.jsonl --judge llm --config judge.toml
 
 A line holds the request, the reply and its labels (see tests/data/README.md). Accuracy is reported
 per side, as scoring uses the verdict: on an act side the reply passes when it does not abstain; on an
@@ -20,9 +20,9 @@ from pydantic import Field, ValidationError
 
 from abstaingen.config import load_config
 from abstaingen.errors import AbstaingenError
-from abstaingen.judges import ReplyInput, ReplyJudge, ReplyVerdict, get_judge
 from abstaingen.model import Deliverable
 from abstaingen.model.common import Model
+from abstaingen.reply_judges import ReplyInput, ReplyJudge, ReplyVerdict, get_judge
 
 
 class LabelledReply(Model):
