@@ -110,8 +110,9 @@ def test_a_refused_release_is_a_failed_run_with_its_funnel(prefect_api: str, uni
     assert funnel["dedup"]["passed"] == 0 and "seen_in_earlier_release" in funnel["dedup"]["rejected"]
     assert "release refused" in artifacts["release-summary"]["data"]
     published = next(r for r in latest if r["name"] == f"{DATASET} seed 5" and r["state_type"] == "COMPLETED")
-    assert {"validate travel", "validate banking", "validate email", "remove near-duplicates",
-            "assemble release"} <= set(task_run_names(prefect_api, published["id"]))
+    assert {"capability", "environment travel", "task travel", "perturbation travel", "validate travel",
+            "validate banking", "validate email", "dedup", "assemble release"} <= set(task_run_names(prefect_api,
+                                                                                                published["id"]))
     assert {"stage-funnel", "baseline-gates", "shortcut-gate", "leakage-report", "cost",
             "release-summary"} <= set(artifacts_of(prefect_api, published["id"]))
 
