@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import math
 import os
 import platform
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from typing import Any, TypeVar
 
 from abstaingen.config import GenerateConfig, SeedInstruction
@@ -34,43 +35,33 @@ class TimedStages(StageRunner):
     def __init__(self) -> None:
         self.timings: dict[str, float] = {}
 
-    def _add(self, stage: str, began: float) -> None:
-        self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - began
+    @contextlib.contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - began
 
     async def extract(self, *args: Any) -> Any:
-        began = time.perf_counter()
-        try:
+        with self.timed("capability"):
             return await super().extract(*args)
-        finally:
-            self._add("capability", began)
 
     async def track(self, stage: str, work: list[Awaitable[T]], notes: list[str]) -> list[T]:
-        began = time.perf_counter()
-        try:
+        with self.timed(stage):  # environment, task, perturbation
             return await super().track(stage, work, notes)
-        finally:
-            self._add(stage, began)
 
     def dedup(self, *args: Any, **kwargs: Any) -> Any:
-        began = time.perf_counter()
-        try:
+        with self.timed("dedup"):
             return super().dedup(*args, **kwargs)
-        finally:
-            self._add("dedup", began)
 
     async def validate(self, *args: Any, **kwargs: Any) -> Any:
-        began = time.perf_counter()
-        try:
+        with self.timed("validation"):
             return await super().validate(*args, **kwargs)
-        finally:
-            self._add("validation", began)
 
     def assemble(self, *args: Any, **kwargs: Any) -> Any:
-        began = time.perf_counter()
-        try:
+        with self.timed("release gates"):
             return super().assemble(*args, **kwargs)
-        finally:
-            self._add("release gates", began)
 
 
 def main() -> None:

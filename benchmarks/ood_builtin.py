@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import resource
 import statistics
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from typing import Any, TypeVar
 
 from abstaingen.config import GenerateConfig
@@ -32,36 +33,29 @@ class TimedStages(OodStageRunner):
     def __init__(self) -> None:
         self.times: dict[str, float] = {}
 
-    def _timed(self, stage: str, began: float) -> None:
-        self.times[stage] = self.times.get(stage, 0.0) + time.perf_counter() - began
+    @contextlib.contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.times[stage] = self.times.get(stage, 0.0) + time.perf_counter() - began
 
     def bank(self, *args: Any) -> Any:
-        began = time.perf_counter()
-        try:
+        with self.timed("bank"):
             return super().bank(*args)
-        finally:
-            self._timed("bank", began)
 
     async def track(self, stage: str, work: list[Awaitable[T]], notes: list[str]) -> list[T]:
-        began = time.perf_counter()
-        try:
+        with self.timed("roles"):
             return await super().track(stage, work, notes)
-        finally:
-            self._timed("roles", began)
 
     def dedup(self, *args: Any, **kwargs: Any) -> Any:
-        began = time.perf_counter()
-        try:
+        with self.timed("dedup"):
             return super().dedup(*args, **kwargs)
-        finally:
-            self._timed("dedup", began)
 
     def assemble(self, *args: Any, **kwargs: Any) -> Any:
-        began = time.perf_counter()
-        try:
+        with self.timed("assemble"):
             return super().assemble(*args, **kwargs)
-        finally:
-            self._timed("assemble", began)
 
 
 def one_run(seed: int, earlier: EarlierItems | None = None) -> tuple[dict[str, float], list[OodItem]]:

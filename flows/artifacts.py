@@ -3,8 +3,10 @@ progress bar per long stage. Only called from within a flow run."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 from uuid import UUID
 
 from prefect.artifacts import (
@@ -125,6 +127,22 @@ async def publish_refusal(dataset: str, reason: str, funnel: Sequence[FunnelStag
         key="release-summary",
         markdown=f"# {dataset}: release refused\n\nNothing was published.\n\n**Reason**: {reason}\n\nSee the "
                  "`stage-funnel` and `rejection-samples` artifacts for where pairs were lost.")
+
+
+T = TypeVar("T")
+
+
+async def tracked(stage: str, work: list[Awaitable[T]], notes: list[str],
+                  kept: Callable[[T], int] = lambda _: 0) -> list[T]:
+    """Run a stage's items at once, telling its progress (and what each item `kept`) as each finishes."""
+    bar = await StageProgress(stage, len(work)).start()
+
+    async def one(item: Awaitable[T], note: str) -> T:
+        result = await item
+        await bar.advance(kept(result), note)
+        return result
+
+    return list(await asyncio.gather(*(one(w, n) for w, n in zip(work, notes))))
 
 
 class StageProgress:

@@ -38,6 +38,7 @@ from abstaingen.flows.artifacts import (
     publish_refusal,
     publish_release_artifacts,
     rejection_samples,
+    tracked,
 )
 from abstaingen.flows.scale import build_task_runner, on_dask, submit_each
 from abstaingen.flows.shell import (
@@ -72,15 +73,12 @@ from abstaingen.pipelines.pairs import (
     plan_run,
     release_of,
     run_pairs,
+    sandbox_for,
     synthesize_all,
     write_positives,
 )
 from abstaingen.progress import report
 from abstaingen.providers.calls import ProviderUnavailable
-from abstaingen.sandboxes.backends import (
-    SandboxLimits,
-    get_backend,
-)
 from abstaingen.sandboxes.docker_transport import LEFTOVERS
 from abstaingen.store import (
     dataset_canary,
@@ -185,9 +183,7 @@ async def validate_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandb
         return batch
     async with sandbox_slot(bundle.env_id):
         logger.info("%s: validating %d candidate pairs in the %s sandbox", bundle.env_id, len(pairs), sandbox.backend)
-        backend = get_backend(sandbox.backend, SandboxLimits(call_timeout_s=sandbox.call_timeout_s,
-                                                             memory_mb=sandbox.memory_mb))
-        batch = await validate_pairs_async(bundle, pairs, backend, sandbox.allow_unsandboxed)
+        batch = await validate_pairs_async(bundle, pairs, sandbox_for(sandbox), sandbox.allow_unsandboxed)
     rejected = {reason: n for stage in batch.stages for reason, n in stage.rejected.items()}
     logger.info("%s: %d of %d pairs accepted; rejected: %s", bundle.env_id, len(batch.accepted), len(pairs),
                 ", ".join(f"{k} {v}" for k, v in rejected.items()) or "none")
@@ -222,22 +218,8 @@ async def validate_all(bundles: list[EnvironmentBundle], candidates: list[list[T
 
 @task(name="judge", task_run_name="judge {bundle.domain}", cache_policy=NONE)
 async def judge_stage(bundle: EnvironmentBundle, pairs: list[TaskPair], sandbox: SandboxConfig) -> JudgedBatch:
-    backend = get_backend(sandbox.backend, SandboxLimits(call_timeout_s=sandbox.call_timeout_s,
-                                                         memory_mb=sandbox.memory_mb))
     with provider_given_up():
-        return await judge_environment(open_committee(), bundle, pairs, backend)
-
-
-async def tracked(stage: str, work: list[Awaitable[T]], notes: list[str]) -> list[T]:
-    """Run a stage's items at once, telling its progress as each finishes."""
-    bar = await StageProgress(stage, len(work)).start()
-
-    async def one(item: Awaitable[T], note: str) -> T:
-        result = await item
-        await bar.advance(note=note)
-        return result
-
-    return list(await asyncio.gather(*(one(w, n) for w, n in zip(work, notes))))
+        return await judge_environment(open_committee(), bundle, pairs, sandbox_for(sandbox))
 
 
 DEFAULT_CONFIG = GenerateConfig()

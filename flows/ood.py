@@ -12,7 +12,6 @@ data or the input was bad.
 No `from __future__ import annotations`: Prefect builds the parameter schema from these annotations.
 """
 
-import asyncio
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -23,7 +22,7 @@ from prefect.states import State
 from pydantic import Field
 
 from abstaingen.config import GenerateConfig
-from abstaingen.flows.artifacts import StageProgress, publish_funnel
+from abstaingen.flows.artifacts import publish_funnel, tracked
 from abstaingen.flows.shell import (
     API_DEAD,
     EXIT_FAILED,
@@ -112,14 +111,7 @@ class FlowStages(OodStageRunner):
         return assemble_stage(plan, batches, unique, bank, generator, canary, wait_for=after)
 
     async def track(self, stage: str, work: list[Awaitable[T]], notes: list[str]) -> list[T]:
-        bar = await StageProgress(stage, len(work)).start()
-
-        async def one(item: Awaitable[T], note: str) -> T:
-            made = await item
-            await bar.advance(len(made.items) if isinstance(made, RoleItems) else 0, note)
-            return made
-
-        return list(await asyncio.gather(*(one(w, n) for w, n in zip(work, notes))))
+        return await tracked(stage, work, notes, lambda made: len(made.items) if isinstance(made, RoleItems) else 0)
 
 
 def labels(plan: OodPlan) -> RunLabels:

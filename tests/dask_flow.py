@@ -26,8 +26,14 @@ from abstaingen.flows.scale import OrchestrationConfig, build_task_runner, valid
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.builtin.stages import BuiltinGenerator
 from abstaingen.model import EnvironmentBundle, Provenance, TaskPair
-from abstaingen.pipelines.pairs import deduplicate, extract_all, perturb_all, synthesize_all, write_positives
-from abstaingen.sandboxes.backends import SandboxLimits, get_backend
+from abstaingen.pipelines.pairs import (
+    deduplicate,
+    extract_all,
+    perturb_all,
+    sandbox_for,
+    synthesize_all,
+    write_positives,
+)
 from abstaingen.validators.validate import ValidatedBatch, validate_pairs_async
 
 PIDS = "ABSTAINGEN_TEST_PID_FOLDER"  # where each validation notes its process (worker processes inherit it)
@@ -53,9 +59,7 @@ async def validate_noting_process(bundle: EnvironmentBundle, pairs: list[TaskPai
                                   ) -> ValidatedBatch:
     """The flow's validation task (flows/generate.py validate_stage), noting the process it ran in."""
     (Path(os.environ[PIDS]) / f"{bundle.env_id}.pid").write_text(str(os.getpid()))
-    backend = get_backend(sandbox.backend, SandboxLimits(call_timeout_s=sandbox.call_timeout_s,
-                                                         memory_mb=sandbox.memory_mb))
-    return await validate_pairs_async(bundle, pairs, backend, sandbox.allow_unsandboxed)
+    return await validate_pairs_async(bundle, pairs, sandbox_for(sandbox), sandbox.allow_unsandboxed)
 
 
 @flow(name="validate-scale-test")

@@ -46,6 +46,7 @@ class Import:
 class Graph:
     modules: dict[str, str]  # module -> the repository folder it is in
     imports: list[Import]
+    third_party: dict[str, set[str]]  # module -> the top-level names of other packages it imports (stdlib too)
 
     def layer(self, module: str) -> int:
         return LEVEL[self.modules[module]]
@@ -83,6 +84,7 @@ def read_graph(repo: Path) -> Graph:
     sources = sources_of(repo)
     modules = {module: folder for module, (folder, _) in sources.items()}
     imports: list[Import] = []
+    third_party: dict[str, set[str]] = {module: set() for module in modules}
     for module, (_, path) in sources.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
@@ -92,12 +94,15 @@ def read_graph(repo: Path) -> Graph:
                 inside = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
                 if isinstance(child, ast.Import):
                     named = [alias.name for alias in child.names]
+                    third_party[module].update(n.partition(".")[0] for n in named if not n.startswith("abstaingen"))
                 elif isinstance(child, ast.ImportFrom):
                     base = child.module or ""
                     if child.level:
                         anchor = package.split(".")[:len(package.split(".")) - (child.level - 1)]
                         base = ".".join([*anchor, base] if base else anchor)
                     named = [f"{base}.{alias.name}" for alias in child.names]
+                    if not child.level and not base.startswith("abstaingen"):
+                        third_party[module].add(base.partition(".")[0])
                 else:
                     named = []
                 for name in named:
@@ -106,7 +111,7 @@ def read_graph(repo: Path) -> Graph:
                 visit(child, inside)
 
         visit(tree, False)
-    return Graph(modules, imports)
+    return Graph(modules, imports, third_party)
 
 
 def main(argv: list[str]) -> int:

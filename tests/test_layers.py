@@ -3,7 +3,6 @@ import, at module level or inside a function, runs up a layer or round a cycle."
 
 from __future__ import annotations
 
-import ast
 import tomllib
 from pathlib import Path
 
@@ -43,14 +42,8 @@ def test_every_installed_package_folder_is_a_layer() -> None:
 
 def test_only_the_flows_import_prefect() -> None:
     """The pipelines are the Prefect-free core the flows, benchmarks and tests share."""
-    importers = set()
-    for folder, _, _ in LAYERS:
-        for path in (REPO / folder).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-                if any(name == "prefect" or name.startswith(("prefect.", "prefect_")) for name in names):
-                    importers.add(folder)
+    importers = {GRAPH.modules[module] for module, names in GRAPH.third_party.items()
+                 if any(name == "prefect" or name.startswith("prefect_") for name in names)}
     assert importers == {"flows"}
 
 
