@@ -41,6 +41,7 @@ from abstaingen.optional import require
 from abstaingen.pipelines.pairs import validate_concurrently
 from abstaingen.validators.validate import ValidatedBatch
 
+WORKER_SETUP = "abstaingen.flows.dask_worker"  # each local worker's preload: its shutdown stays quiet
 POLL_S = 0.1  # how often the flow's loop looks whether the submitted validations are done
 
 R = TypeVar("R")
@@ -71,7 +72,7 @@ def quiet_local_cluster(**kwargs: Any) -> Any:
     its records there instead of to a handler of its own, and LocalCluster's `silence_logs` (which
     quiets that handler) does not take: each worker would print its start-up banner and shutdown,
     line by line. The level has to be set in the flow's process and, through an environment variable
-    read when distributed is imported, in each worker process."""
+    read when distributed is imported, in each worker process. Each worker also loads WORKER_SETUP."""
     import dask
     import distributed
 
@@ -79,7 +80,7 @@ def quiet_local_cluster(**kwargs: Any) -> Any:
     environ = {**dask.config.get("distributed.nanny.pre-spawn-environ", default={}),
                "DASK_LOGGING__DISTRIBUTED": "warning"}
     with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-        return distributed.LocalCluster(**kwargs)
+        return distributed.LocalCluster(preload=[WORKER_SETUP], **kwargs)
 
 
 def on_dask(runner: TaskRunner[Any] | None = None) -> bool:

@@ -82,6 +82,27 @@ def test_worker_task_runs_report_to_the_flows_api(both_paths) -> None:
     assert "distributed.worker" not in output  # the workers' start-up banners stay quiet
 
 
+def test_only_a_closing_workers_failed_heartbeat_goes_unreported() -> None:
+    """distributed logs a heartbeat cut short by the worker's own shutdown as an error; the workers of a
+    run's LocalCluster drop that record, and only that one, and only while they close."""
+    import logging
+    from types import SimpleNamespace
+
+    from distributed.core import Status
+
+    from abstaingen.flows.dask_worker import ShutdownHeartbeatFilter
+
+    def record(message: str) -> logging.LogRecord:
+        return logging.LogRecord("distributed.worker", logging.ERROR, __file__, 1, message, None, None)
+
+    worker = SimpleNamespace(status=Status.running)
+    heartbeat = ShutdownHeartbeatFilter(worker)
+    assert heartbeat.filter(record("Failed to communicate with scheduler during heartbeat."))
+    worker.status = Status.closing
+    assert not heartbeat.filter(record("Failed to communicate with scheduler during heartbeat."))
+    assert heartbeat.filter(record("Unexpected exception during heartbeat. Closing worker."))
+
+
 def test_orchestration_config_and_runner() -> None:
     assert type(build_task_runner(OrchestrationConfig())).__name__ == "ThreadPoolTaskRunner"
     remote = build_task_runner(OrchestrationConfig(kind="dask", address="tcp://10.0.0.5:8786"))

@@ -165,17 +165,34 @@ def test_the_schedule_makes_two_fresh_releases_unattended(prefect_api: str,
 
 def test_two_runs_of_one_dataset_at_once_publish_two_versions_that_do_not_repeat_each_other(
         prefect_api: str, tmp_path: Path) -> None:
-    """Started together, the second waits for the first's lock, then checks its pairs against the
-    first's release: v1 and v2, and v2 was read against v1."""
+    """Two runs of one dataset wait while another run holds its lock (here the test, so that they meet it
+    on any machine), then take it in turn: v1 and v2, and the later checked its pairs against v1."""
+    dataset = tmp_path / "out" / DATASET
+    held = DatasetLock(dataset)
+    assert held.try_acquire()
     command = [sys.executable, "-m", "abstaingen", "generate", "--domains", "travel", "--sandbox", "local",
                "--output", "out", "-v"]
-    runs = [subprocess.Popen([*command, "--seed", seed], cwd=tmp_path, env=flow_env(prefect_api), text=True,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            for seed in ("21", "22")]
-    outputs = [run.communicate(timeout=600) for run in runs]
-    assert [run.returncode for run in runs] == [0, 0], [err[-2000:] for _, err in outputs]
-    assert any("waiting for it to finish" in err for _, err in outputs)  # one of them found the lock held
-    dataset = tmp_path / "out" / DATASET
+    logs = [tmp_path / f"run-{seed}.log" for seed in ("21", "22")]
+    runs = []
+    for log in logs:
+        with log.open("w") as sink:
+            runs.append(subprocess.Popen([*command, "--seed", log.stem.removeprefix("run-")], cwd=tmp_path,
+                                         env=flow_env(prefect_api), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=sink))
+    try:
+        deadline = time.monotonic() + 300
+        while not all("waiting for it to finish" in log.read_text() for log in logs):
+            assert all(run.poll() is None for run in runs), [log.read_text()[-2000:] for log in logs]
+            assert time.monotonic() < deadline, "the runs did not wait for the held lock within 5 minutes"
+            time.sleep(1)
+        assert not (dataset / "v1").exists()  # nothing is published while another run holds the lock
+        held.release()
+        codes = [run.wait(timeout=600) for run in runs]
+    finally:
+        held.release()
+        for run in runs:
+            run.kill()
+    assert codes == [0, 0], [log.read_text()[-2000:] for log in logs]
     first, second = (json.loads((dataset / v / "manifest.json").read_text()) for v in ("v1", "v2"))
     assert {first["seed"], second["seed"]} == {21, 22} and second["checked_against"] == ["v1"]
 
