@@ -42,3 +42,19 @@ def artifacts_of(api_url: str, flow_run_id: str) -> dict[str, dict[str, Any]]:
 def task_run_names(api_url: str, flow_run_id: str) -> list[str]:
     body = {"task_runs": {"flow_run_id": {"any_": [flow_run_id]}}, "limit": 200}
     return [t["name"] for t in httpx.post(f"{api_url}/task_runs/filter", json=body, timeout=30).raise_for_status().json()]
+
+
+def process_states(root: int) -> str:
+    """`ps` lines of `root` and every process below it (state, kernel wait channel, age): what a test
+    shows when a process it signalled has not exited in time."""
+    table = subprocess.run(["ps", "-eo", "pid,ppid,pgid,stat,wchan:24,etimes,args"], capture_output=True,
+                           text=True).stdout.splitlines()
+    rows = [line.split(None, 6) for line in table[1:]]
+    below, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        for row in rows:
+            if row[1] == str(parent) and int(row[0]) not in below:
+                below.add(int(row[0]))
+                frontier.append(int(row[0]))
+    return "\n".join([table[0], *(line for line, row in zip(table[1:], rows) if int(row[0]) in below)])

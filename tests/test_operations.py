@@ -1,7 +1,7 @@
 """Operations, on real runs reporting to one Prefect server: scheduled regeneration, honest run
 states, resume after SIGKILL, and one run of a dataset at a time.
 
-The scheduler is started first (module fixture) and checked last, so its two-minute ticks pass while
+The scheduler is started first (module fixture) and checked last, so its ticks (30 s apart) pass while
 the other tests run."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from prefect_runs import abstaingen, artifacts_of, flow_env, flow_runs, task_run_names
+from prefect_runs import abstaingen, artifacts_of, flow_env, flow_runs, process_states, task_run_names
 
 from abstaingen.checkpoints import DatasetLock
 from abstaingen.model import EnvironmentBundle, TaskPair
@@ -28,6 +28,7 @@ pytestmark = pytest.mark.flow
 CONFIG = '[generation]\ndomains = ["travel", "banking", "email"]\nvariants_per_scenario = 1\n' \
          '[sandbox]\nbackend = "local"\nconcurrency = 1\n'
 DATASET = "abstaingen-builtin"
+SCHEDULE_LOG = "schedule.log"
 
 
 def published_pairs(folder: Path) -> list[dict[str, object]]:
@@ -44,11 +45,14 @@ def published_pairs(folder: Path) -> list[dict[str, object]]:
 @pytest.fixture(scope="module")
 def scheduler(prefect_api: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subprocess.Popen[str], Path]]:
     workdir = tmp_path_factory.mktemp("scheduled")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "abstaingen", "schedule", "--every", "30", "--domains", "travel",
-         "--sandbox", "local", "--output", "out"],
-        cwd=workdir, env=flow_env(prefect_api), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    # Its output goes to a file: a pipe nobody reads until the end fills up over the module's runs, and
+    # a scheduler blocked writing to it can neither run on nor stop.
+    with (workdir / SCHEDULE_LOG).open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "abstaingen", "schedule", "--every", "30", "--domains", "travel",
+             "--sandbox", "local", "--output", "out"],
+            cwd=workdir, env=flow_env(prefect_api), stdin=subprocess.DEVNULL, stdout=log,
+            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     yield process, workdir
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGKILL)
@@ -145,7 +149,7 @@ def test_the_schedule_makes_two_fresh_releases_unattended(prefect_api: str,
     dataset = workdir / "out" / DATASET
     deadline = time.monotonic() + 420  # two ticks 30 s apart and their runs, with a loaded machine's slack
     while not (dataset / "v2" / "manifest.json").exists():
-        assert process.poll() is None, process.stdout.read() if process.stdout else ""
+        assert process.poll() is None, (workdir / SCHEDULE_LOG).read_text()[-3000:]
         assert time.monotonic() < deadline, "the schedule did not publish two releases within 7 minutes"
         time.sleep(2)
     first, second = (json.loads((dataset / v / "manifest.json").read_text()) for v in ("v1", "v2"))
@@ -159,8 +163,11 @@ def test_the_schedule_makes_two_fresh_releases_unattended(prefect_api: str,
         time.sleep(2)
     assert all(r["deployment_id"] for r in runs)
     process.send_signal(signal.SIGINT)  # Ctrl-C: the scheduler stops, with its server
-    assert process.wait(timeout=60) == 0
-    assert process.stdout is not None and "abstaingen: schedule stopped" in process.stdout.read()
+    try:
+        assert process.wait(timeout=60) == 0
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"abstaingen schedule has not exited 60 s after Ctrl-C:\n{process_states(process.pid)}")
+    assert "abstaingen: schedule stopped" in (workdir / SCHEDULE_LOG).read_text()
 
 
 def test_two_runs_of_one_dataset_at_once_publish_two_versions_that_do_not_repeat_each_other(

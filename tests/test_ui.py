@@ -22,6 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prefect_runs import process_states
 
 from abstaingen.flows.ui import PrefectServer, start_server
 
@@ -206,7 +207,11 @@ def test_ui_command_serves_until_ctrl_c_then_stops_everything(prefect_home: Path
         assert below, "the server is not a child of abstaingen ui"
         started = time.monotonic()
         os.killpg(ui.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the foreground process group
-        out, err = ui.communicate(timeout=60)
+        try:
+            out, err = ui.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"abstaingen ui has not exited 60 s after Ctrl-C:\n{process_states(ui.pid)}\n"
+                        f"{(prefect_home / 'ui-server.log').read_text()[-3000:]}")
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(ui.pid, signal.SIGKILL)
