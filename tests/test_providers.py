@@ -82,6 +82,35 @@ def test_a_structured_answer_comes_back_with_usage_and_the_key_from_the_environm
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_an_sdk_http_client_given_to_the_provider_carries_its_requests(kind: str, standin: StandIn) -> None:
+    """What the stage tests use: the stand-in's app in this process, through the SDK as a server would be."""
+    import anthropic
+    import openai
+
+    from abstaingen.providers.anthropic_api import AnthropicProvider
+    from abstaingen.providers.openai_api import OpenAIProvider
+
+    standin.script("city", Answer({"name": "Lyon"}))
+    nowhere = endpoint(standin, kind, base_url="http://127.0.0.1:9/v1" if kind != "anthropic" else "http://127.0.0.1:9",
+                       max_retries=0)
+
+    async def once() -> StructuredReply:
+        client = (AnthropicProvider(nowhere, standin.sdk_client(anthropic)) if kind == "anthropic" else
+                  OpenAIProvider(nowhere, standin.sdk_client(openai)))
+        caller = Caller({"standin": nowhere}, {"writer": MODEL}, clients={"standin": client})
+        try:
+            return await caller.call("city", "writer", REQUEST)
+        finally:
+            await caller.aclose()
+
+    assert anyio.run(once).value == {"name": "Lyon"}
+    [sent] = standin.requests
+    assert sent.stage == "city" and sent.path.endswith("/messages" if kind == "anthropic" else "/chat/completions")
+    with pytest.raises(ProviderError):  # the same address without it: nothing listens there
+        ask(nowhere)
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize(("reply", "problem"), [
     (Raw('{"name": "Lyon"'), "not JSON|did not call the tool"),
     (Refusal("I will not write that."), "refused"),

@@ -21,10 +21,11 @@ from abstaingen.providers.base import (
 
 
 class AnthropicProvider:
-    def __init__(self, config: ProviderConfig):
+    def __init__(self, config: ProviderConfig, http_client: anthropic.DefaultAsyncHttpxClient | None = None):
+        """`http_client`: the SDK's HTTP client to send through (a proxy's, or a test's in process)."""
         self.config = config
         self.client = anthropic.AsyncAnthropic(api_key=api_key(config), base_url=config.base_url,
-                                               timeout=config.timeout_s, max_retries=config.max_retries)
+                                               timeout=config.timeout_s, max_retries=config.max_retries, http_client=http_client)
 
     async def aclose(self) -> None:
         await self.client.close()

@@ -102,7 +102,9 @@ class Caller:
 
     def __init__(self, providers: dict[str, ProviderConfig], models: dict[str, ModelConfig],
                  cache: ResponseCache | None = None, budget_usd: float | None = None, breaker_after: int = 5,
-                 seed: int | None = None):
+                 seed: int | None = None, clients: dict[str, Provider] | None = None):
+        """`clients`: providers already built, by their key in `providers` (a test's, served in process);
+        the others are built from their config when first used."""
         self.providers = providers
         self.seed = seed
         self.models = models
@@ -111,7 +113,7 @@ class Caller:
         self.breaker_after = breaker_after
         self.records: list[CallRecord] = []
         self.spent_usd = 0.0
-        self._clients: dict[str, Provider] = {}
+        self._clients: dict[str, Provider] = dict(clients or {})
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._failures_in_a_row: dict[str, int] = defaultdict(int)
         self._last_failure: dict[str, str] = {}

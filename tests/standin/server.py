@@ -29,6 +29,7 @@ replies) proceed concurrently without blocking each other or the test.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import itertools
 import json
 import re
@@ -358,6 +359,7 @@ class StandIn:
         self.anthropic_base_url = self.base_url
 
         app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE"])])
+        self.app = app
         config = uvicorn.Config(
             app,
             loop="asyncio",
@@ -425,6 +427,13 @@ class StandIn:
             if stage is not None:
                 return len(self._scripts.get(stage, ()))
             return sum(len(queue) for queue in self._scripts.values())
+
+    def sdk_client(self, sdk: Any) -> Any:
+        """An HTTP client for the `openai` or `anthropic` SDK module that serves this stand-in in this
+        process: its requests go straight to the app, on the caller's event loop, with no socket and no
+        server thread in between. Each SDK takes a client of the HTTP library it is built on."""
+        library = importlib.import_module(sdk.DefaultAsyncHttpxClient.__mro__[1].__module__.split(".")[0])
+        return sdk.DefaultAsyncHttpxClient(transport=library.ASGITransport(app=self.app))
 
     def close(self) -> None:
         """Stop the server and wait for its thread."""
