@@ -67,7 +67,7 @@ def plan_run(config: GenerateConfig) -> OodPlan:
     return plan
 
 
-@task(name="load question bank", cache_policy=NONE)
+@task(name="load question bank", task_run_name="load question bank", cache_policy=NONE)
 def bank_stage(plan: OodPlan) -> QuestionBank:
     bank = OodStageRunner().bank(plan)
     get_run_logger().info("question bank %s: %d questions", bank.source, len(bank.by_id()))
@@ -82,12 +82,12 @@ async def role_stage(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
     return made
 
 
-@task(name="dedup", cache_policy=NONE)
+@task(name="dedup", task_run_name="dedup", cache_policy=NONE)
 def dedup_stage(batches: list[RoleItems], earlier: EarlierItems) -> DeduplicatedItems:
     return OodStageRunner().dedup(batches, earlier, after=[])
 
 
-@task(name="assemble release", cache_policy=NONE)
+@task(name="assemble release", task_run_name="assemble release", cache_policy=NONE)
 def assemble_stage(plan: OodPlan, batches: list[RoleItems], unique: DeduplicatedItems, bank: QuestionBank,
                    generator: OodGenerator, canary: str) -> Assembled:
     return OodStageRunner().assemble(plan, batches, unique, bank, generator, canary, after=[])

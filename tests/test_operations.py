@@ -1,5 +1,6 @@
-"""Operations, on real runs reporting to one Prefect server: scheduled regeneration, honest run
-states, resume after SIGKILL, and one run of a dataset at a time.
+"""Operations, on CLI runs reporting to one Prefect server: scheduled regeneration, resume after
+SIGKILL, and one run of a dataset at a time (the states, task runs and artifacts a run leaves in Prefect
+are test_flows.py's).
 
 The scheduler is started first (module fixture) and checked last, so its ticks (30 s apart) pass while
 the other tests run."""
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from prefect_runs import abstaingen, artifacts_of, flow_env, flow_runs, process_states, task_run_names
+from prefect_runs import abstaingen, flow_env, flow_runs, process_states
 
 from abstaingen.checkpoints import DatasetLock
 from abstaingen.model import EnvironmentBundle, TaskPair
@@ -97,28 +98,6 @@ def test_a_run_killed_mid_validation_resumes_to_the_same_pairs(prefect_api: str,
     assert log.count("candidate pairs in the local sandbox") == 3 - done_before
     assert published_pairs(tmp_path / "out" / DATASET / "v1") == published_pairs(uninterrupted / "out" / DATASET / "v1")
     assert not checkpoints.exists() or not any(checkpoints.iterdir())  # cleared once published
-
-
-def test_a_refused_release_is_a_failed_run_with_its_funnel(prefect_api: str, uninterrupted: Path) -> None:
-    """The same seed again makes the same pairs, which the dedup against v1 drops: nothing to publish."""
-    again = abstaingen(prefect_api, uninterrupted, "generate", "--config", "config.toml", "--seed", "5",
-                       "--output", "out")
-    assert again.returncode == 3, again.stderr[-3000:]
-    assert "release refused" in again.stderr and "Traceback" not in again.stderr
-    assert not (uninterrupted / "out" / DATASET / "v2").exists()
-    latest = flow_runs(prefect_api, f"dataset:{DATASET}")
-    refused = next(r for r in latest if r["name"] == f"{DATASET} seed 5" and r["state_type"] == "FAILED")
-    assert refused["state"]["message"].startswith("release refused: no pair survived validation")
-    artifacts = artifacts_of(prefect_api, refused["id"])
-    funnel = {row["stage"]: row for row in json.loads(artifacts["stage-funnel"]["data"])}
-    assert funnel["dedup"]["passed"] == 0 and "seen_in_earlier_release" in funnel["dedup"]["rejected"]
-    assert "release refused" in artifacts["release-summary"]["data"]
-    published = next(r for r in latest if r["name"] == f"{DATASET} seed 5" and r["state_type"] == "COMPLETED")
-    assert {"capability", "environment travel", "task travel", "perturbation travel", "validate travel",
-            "validate banking", "validate email", "dedup", "assemble release"} <= set(task_run_names(prefect_api,
-                                                                                                published["id"]))
-    assert {"stage-funnel", "baseline-gates", "shortcut-gate", "leakage-report", "cost",
-            "release-summary"} <= set(artifacts_of(prefect_api, published["id"]))
 
 
 def test_one_run_of_a_dataset_at_a_time(tmp_path: Path) -> None:
