@@ -11,6 +11,13 @@ from typing import Any
 
 import httpx
 
+# A command as a terminal starts it in the foreground: Ctrl-C (SIGINT) at its default, whatever this
+# test session inherited (a suite started in the background, `cmd &` or nohup, ignores SIGINT, and an
+# ignored signal stays ignored across exec). Prefix it to the command line of a process a test stops with
+# Ctrl-C.
+FOREGROUND = [sys.executable, "-c", "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+              "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"]
+
 
 def flow_env(api_url: str | None = None, **extra: str) -> dict[str, str]:
     """The environment of a run reporting to `api_url`, by default the session's server (a test using

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from prefect_runs import abstaingen, flow_env, flow_runs, process_states
+from prefect_runs import FOREGROUND, abstaingen, flow_env, flow_runs, process_states
 
 from abstaingen.checkpoints import DatasetLock
 from abstaingen.model import EnvironmentBundle, TaskPair
@@ -50,7 +50,7 @@ def scheduler(prefect_api: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
     # a scheduler blocked writing to it can neither run on nor stop.
     with (workdir / SCHEDULE_LOG).open("w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "abstaingen", "schedule", "--every", "30", "--domains", "travel",
+            [*FOREGROUND, "-m", "abstaingen", "schedule", "--every", "30", "--domains", "travel",
              "--sandbox", "local", "--output", "out"],
             cwd=workdir, env=flow_env(prefect_api), stdin=subprocess.DEVNULL, stdout=log,
             stderr=subprocess.STDOUT, text=True, start_new_session=True)

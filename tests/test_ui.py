@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from prefect_runs import process_states
+from prefect_runs import FOREGROUND, process_states
 
 from abstaingen.flows.ui import PrefectServer, start_server
 
@@ -164,7 +164,7 @@ def test_a_generate_shows_its_task_runs_and_artifacts_in_the_ui(chromium: str, s
 def start_cli(port: int, home: Path) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env["PREFECT_HOME"] = str(home)
-    return subprocess.Popen([sys.executable, "-m", "abstaingen", "ui", "--port", str(port)], env=env,
+    return subprocess.Popen([*FOREGROUND, "-m", "abstaingen", "ui", "--port", str(port)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
                             start_new_session=True)  # its own process group, as a terminal gives a command
 
