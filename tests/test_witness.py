@@ -124,6 +124,27 @@ def test_a_declared_alternative_with_the_same_effect_is_rejected(tmp_path: Path,
 
 
 @pytest.mark.parametrize("scenario", [Scenario.S5, Scenario.S6])
+def test_the_tool_that_undoes_the_action_is_no_alternative_route(tmp_path: Path, scenario: Scenario) -> None:
+    """An undo changes the action's field back, and a model declares both effects as that field: the undo
+    cannot deliver the outcome, so it is no alternative (its probe still runs), while another tool that
+    declares the field still is."""
+    pairs = (builtin_pair(scenario, v) for v in range(0, 32))
+    pair = next(p for p in pairs if p.act.critical_actions and TRAVEL.tool(p.act.critical_actions[0]).undone_by)
+    action = TRAVEL.tool(pair.act.critical_actions[0])
+    assert action.undone_by is not None
+    field_only = [t.model_copy(update={"effect": "bookings.status"}) if t.name in {action.name, action.undone_by}
+                  else t for t in TRAVEL.tools]
+    bundle = TRAVEL.model_copy(update={"tools": field_only})
+    pair = pair.model_copy(update={"perturbation": pair.perturbation.model_copy(update={
+        "witness": pair.perturbation.witness.model_copy(update={"effect": "bookings.status"})})})
+    source = f"\n\ndef void_booking(state, booking_id):\n    return {action.name}(state, booking_id)\n"
+    with_other = with_extra_tool(bundle, "void_booking", ToolKind.COMMIT, "bookings.status", source, copy_of=action.name)
+    undo_only, other = witness_results(tmp_path, bundle, [pair]) + witness_results(tmp_path, with_other, [pair])
+    assert undo_only.passed, undo_only.detail
+    assert not other.passed and "['void_booking']" in other.detail, other.detail
+
+
+@pytest.mark.parametrize("scenario", [Scenario.S5, Scenario.S6])
 def test_an_undeclared_route_to_the_same_outcome_is_found_by_execution(tmp_path: Path, scenario: Scenario) -> None:
     # declares a different effect, but really does what T+ does: only running it shows the alternative route
     pair = status_action_pair(scenario)
