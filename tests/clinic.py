@@ -9,7 +9,7 @@ from typing import Any
 
 from standin import Answer, Computed, Reply
 
-from abstaingen.generators.llm.positive import TWIN
+from abstaingen.generators.llm.needs import NEEDS
 from abstaingen.model import Scenario
 
 INSTRUCTION = "Cancel Biscuit's checkup on Friday, Ana Ruiz booked it"
@@ -232,7 +232,7 @@ PERTURBATION = {
 def scenario_of(body: Any) -> Scenario:
     """Which scenario a positive-task request is written for (its prompt names what the twin will change)."""
     text = json.dumps(body)
-    return next(s for s, hint in TWIN.items() if json.dumps(hint)[1:-1] in text)
+    return next(s for s, needs in NEEDS.items() if json.dumps(needs.positive)[1:-1] in text)
 
 
 def positive_reply(body: Any) -> Reply:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import clinic
 import pytest
 from llm_stage import run_stage
 from sandbox_backends import ISOLATED
@@ -13,7 +14,8 @@ from standin import Answer, StandIn
 
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.generators.llm.environment import synthesize_environment
-from abstaingen.model import CapabilitySpec, EnvironmentBundle
+from abstaingen.generators.llm.perturbation import unsupported
+from abstaingen.model import CapabilitySpec, EnvironmentBundle, Scenario
 from abstaingen.providers.repair import RepairFailed, RepairLog
 from abstaingen.sandboxes.backends import get_backend
 
@@ -63,23 +65,26 @@ def tool(name: str, kind: str, parameter: str, example: str, effect: str = "", u
             "impact_category": "", "impact_argument": ""}
 
 
-GOOD = {"description": "The visit book of a small pet clinic.", "initial_state_json": json.dumps(STATE),
+LEAN = {"description": "The visit book of a small pet clinic.", "initial_state_json": json.dumps(STATE),
         "implementation": CODE, "rules": [],
         "tools": [tool("find_visits", "lookup", "owner", "Ana Ruiz"), tool("get_visit", "lookup", "visit_id", "V1"),
                   tool("cancel_visit", "commit", "visit_id", "V1", "visits.status=cancelled", "restore_visit"),
                   tool("restore_visit", "commit", "visit_id", "V1", "visits.status=booked")]}
+GOOD = clinic.ENVIRONMENT  # every scenario can be written in it
 WRONG = {
-    "imports os": ({**GOOD, "implementation": "import os\n" + CODE}, "code_gate: line 1: import of 'os'"),
-    "a lookup that writes": ({**GOOD, "implementation": CODE.replace(
-        'return [visit for visit in state["visits"] if visit["owner"] == owner]',
-        'state["visits"][0]["seen"] = True\n    return [v for v in state["visits"] if v["owner"] == owner]')},
+    "imports os": ({**GOOD, "implementation": "import os\n" + clinic.CODE}, "code_gate: line 1: import of 'os'"),
+    "a lookup that writes": ({**GOOD, "implementation": clinic.CODE.replace(
+        '    return [v for v in state["visits"] if v["owner"] == owner',
+        '    state["visits"][0]["seen"] = True\n    return [v for v in state["visits"] if v["owner"] == owner')},
         "env_read_only: lookup tool find_visits"),
     "state that is not JSON": ({**GOOD, "initial_state_json": "{'visits': []}"},
                                "conversion: initial_state_json is not JSON"),
-    "an undo that does not undo": ({**GOOD, "implementation": CODE.replace('visit["status"] = "booked"',
-                                                                            'visit["status"] = "rebooked"')},
+    "an undo that does not undo": ({**GOOD, "implementation": clinic.CODE.replace(
+        '["cancelled", "postponed"], "booked")', '["cancelled", "postponed"], "rebooked")')},
                                    "env_reversibility: cancel_visit is declared reversible"),
 }
+# what LEAN, a clinic with one lookup by owner, a reversible cancel and no rules, cannot carry
+LEAN_LACKS = ["S2", "S3", "S4", "S7", "S8"]
 
 
 def synthesize(standin: StandIn, backend: str, max_rounds: int = 2) -> tuple[EnvironmentBundle | RepairFailed,
@@ -96,8 +101,9 @@ def test_a_good_draft_becomes_a_checked_bundle_in_a_new_domain(backend: str, sta
     bundle, log = synthesize(standin, backend)
     assert isinstance(bundle, EnvironmentBundle), bundle
     assert bundle.domain == "pet_clinic" not in DOMAINS and bundle.origin == "llm"
-    assert [t.name for t in bundle.tools] == ["find_visits", "get_visit", "cancel_visit", "restore_visit"]
-    assert bundle.irreversible("cancel_visit") is False and log.first_try["environment"] == 1
+    assert [t.name for t in bundle.tools] == [t["name"] for t in GOOD["tools"]]
+    assert bundle.irreversible("cancel_visit") is False and bundle.irreversible("refund_deposit")
+    assert log.first_try["environment"] == 1
 
 
 @pytest.mark.parametrize("backend", ISOLATED)
@@ -117,3 +123,29 @@ def test_a_model_that_keeps_writing_os_imports_fails_the_stage(backend: str, sta
     result, log = synthesize(standin, backend, max_rounds=1)
     assert isinstance(result, RepairFailed) and "code_gate" in str(result)
     assert standin.count() == 2 and log.failed["environment"] == 1
+
+
+@pytest.mark.parametrize("backend", ISOLATED[:1])
+def test_an_environment_that_cannot_carry_a_scenario_goes_back_with_what_it_lacks(backend: str,
+                                                                                 standin: StandIn) -> None:
+    """The first real model wrote environments without an irreversible amount, a choice or a cross-check,
+    as nothing asked for them, and lost those scenarios' slots at the task stage."""
+    standin.script("environment", Answer(LEAN), Answer(GOOD))
+    bundle, log = synthesize(standin, backend)
+    assert isinstance(bundle, EnvironmentBundle) and log.repaired["environment"] == 1
+    asked, repair = (request.body["messages"][0]["content"] for request in standin.requests)
+    system = str(standin.requests[0].body["system"])
+    assert all(f"- {s.value} (" in system for s in Scenario)  # the prompt asks for what every scenario needs
+    findings = [line for line in repair.splitlines() if line.startswith("- check: scenarios: ")]
+    assert [line.removeprefix("- check: scenarios: ")[:2] for line in findings] == LEAN_LACKS
+    assert "add a commit tool with an empty undone_by" in repair and "add a rule of kind choice" in repair
+
+
+@pytest.mark.parametrize("backend", ISOLATED[:1])
+def test_an_environment_still_lacking_a_scenario_after_the_last_round_is_taken_with_what_it_carries(
+        backend: str, standin: StandIn) -> None:
+    standin.otherwise("environment", Answer(LEAN))
+    bundle, log = synthesize(standin, backend, max_rounds=1)
+    assert isinstance(bundle, EnvironmentBundle), bundle
+    assert standin.count() == 2 and log.failed["environment"] == 0
+    assert [s.value for s in Scenario if unsupported(bundle, s)] == LEAN_LACKS

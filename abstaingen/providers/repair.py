@@ -61,8 +61,11 @@ def problems_of(error: ValidationError) -> list[str]:
 
 
 async def draft(caller: Caller, stage: str, model_key: str, prompt: RenderedPrompt, draft_type: type[D],
-                check: Check[D] | None = None, max_rounds: int = 2, log: RepairLog | None = None) -> D:
-    """The stage's draft, valid by its schema and its checks; RepairFailed after `max_rounds` repairs."""
+                check: Check[D] | None = None, max_rounds: int = 2, log: RepairLog | None = None,
+                wanted: Check[D] | None = None) -> D:
+    """The stage's draft, valid by its schema and its checks; RepairFailed after `max_rounds` repairs.
+    `wanted`: what a draft should have but may lack: its findings go back while rounds remain, and the
+    last round's draft is taken with them (a stage that loses some of what it could make, not all)."""
     schema = strict_schema(draft_type)
     user = prompt.user
     for round_number in range(max_rounds + 1):
@@ -79,6 +82,8 @@ async def draft(caller: Caller, stage: str, model_key: str, prompt: RenderedProm
                 problems = problems_of(exc)
             else:
                 problems = [f"check: {p}" for p in await check(candidate)] if check is not None else []
+                if not problems and wanted is not None and round_number < max_rounds:
+                    problems = [f"check: {p}" for p in await wanted(candidate)]
                 if not problems:
                     if log is not None:
                         (log.repaired if round_number else log.first_try)[stage] += 1

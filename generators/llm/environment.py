@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
+from abstaingen.generators.llm.needs import asked_for, missing_scenarios
 from abstaingen.model import (
     AmountImpact,
     CapabilitySpec,
@@ -164,7 +165,14 @@ async def synthesize_environment(caller: Caller, model_key: str, spec: Capabilit
         found = await check_candidate_environment(bundle, backend, allow_unsandboxed)
         return [f"{c.name}: {c.detail}" for c in found if not c.passed]
 
+    async def scenarios(candidate: EnvironmentDraft) -> list[str]:
+        """Scenarios the environment cannot carry: sent back while rounds remain; the last draft that passed
+        its checks is taken without them, and those scenarios' slots are lost at the task stage."""
+        return missing_scenarios(to_bundle(spec, candidate))
+
     prompt = render(STAGE, schema=json.dumps(strict_schema(EnvironmentDraft)), domain=spec.domain,
-                    summary=spec.summary, capabilities=spec.capabilities, instruction=spec.seed_instruction)
-    accepted = await draft(caller, STAGE, model_key, prompt, EnvironmentDraft, checks, max_rounds, log)
+                    summary=spec.summary, capabilities=spec.capabilities, instruction=spec.seed_instruction,
+                    needs=asked_for())
+    accepted = await draft(caller, STAGE, model_key, prompt, EnvironmentDraft, checks, max_rounds, log,
+                           wanted=scenarios)
     return to_bundle(spec, accepted)

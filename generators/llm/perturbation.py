@@ -19,19 +19,16 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from abstaingen.generators.base import NotApplicable, PositiveTask
+from abstaingen.generators.llm.needs import NEEDS
 from abstaingen.model import (
     SCENARIOS,
     BrokenTool,
-    ChoicePolicy,
-    ConfirmationPolicy,
     Control,
     ControlKind,
-    CrossCheckPolicy,
     DagNode,
     Deliverable,
     EnvironmentBundle,
     ExecutionDag,
-    NotesPolicy,
     PatchOp,
     Perturbation,
     Phase,
@@ -362,19 +359,11 @@ class EmergentRiskDraft(Words):
 
 def unsupported(bundle: EnvironmentBundle, scenario: Scenario, deliverable: Deliverable | None = None) -> str | None:
     """Why the environment cannot carry this scenario (None: it can). Checked before any call is spent:
-    the rules a scenario rests on are the environment's, not something a perturbation can add."""
-    if scenario == Scenario.S2 and not bundle.policies_of(ChoicePolicy):
-        return "no rule leaves a choice between two actions to the user"
-    if scenario == Scenario.S4 and (deliverable == Deliverable.INFO or not any(
-            bundle.irreversible(t.name) and t.impact is not None and
-            any(p.category == t.impact.category for p in bundle.policies_of(ConfirmationPolicy))
-            for t in bundle.tools)):
-        return "no irreversible commit moves an amount a confirmation rule covers"
-    if scenario == Scenario.S7 and not bundle.policies_of(CrossCheckPolicy):
-        return "no rule asks to cross-check a value with a second system"
-    if scenario == Scenario.S8 and not bundle.policies_of(NotesPolicy):
-        return "no rule asks to read a record's notes before acting"
-    return None
+    what a scenario rests on is the environment's (generators/llm/needs.py), not something a
+    perturbation can add."""
+    if scenario == Scenario.S4 and deliverable == Deliverable.INFO:
+        return "a question moves no amount"
+    return NEEDS[scenario].missing(bundle)
 
 
 # --- the pair a draft describes -------------------------------------------------------------------------

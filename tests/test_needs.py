@@ -1,0 +1,75 @@
+"""What each scenario needs of an environment (generators/llm/needs.py): the pet clinic, which carries
+all eight, and one copy of it per finding, each lacking one thing; every finding says what to add."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import clinic
+import pytest
+
+from abstaingen.generators.llm.environment import EnvironmentDraft, to_bundle
+from abstaingen.generators.llm.needs import missing_scenarios
+from abstaingen.model import CapabilitySpec, EnvironmentBundle
+
+SPEC = CapabilitySpec(domain="pet_clinic", seed_instruction=clinic.INSTRUCTION, summary=clinic.CAPABILITY["summary"],
+                      capabilities=clinic.CAPABILITY["capabilities"])
+
+
+def bundle(change: Any = None) -> EnvironmentBundle:
+    draft = copy.deepcopy(clinic.ENVIRONMENT)
+    if change is not None:
+        change(draft)
+    return to_bundle(SPEC, EnvironmentDraft.model_validate(draft))
+
+
+def without_rule(kind: str) -> Any:
+    return lambda draft: draft.update(rules=[r for r in draft["rules"] if r["kind"] != kind])
+
+
+def rule_field(kind: str, field: str) -> Any:
+    def change(draft: dict) -> None:
+        next(r for r in draft["rules"] if r["kind"] == kind)["field"] = field
+    return change
+
+
+def only_lookup_by_id(draft: dict) -> None:
+    draft["tools"] = [t for t in draft["tools"] if t["name"] != "find_visits"]
+
+
+def undoable_refund(draft: dict) -> None:
+    next(t for t in draft["tools"] if t["name"] == "refund_deposit")["undone_by"] = "refund_deposit"
+
+
+def effects_shared(draft: dict) -> None:
+    for t in draft["tools"]:
+        if t["kind"] == "commit":
+            t["effect"] = "visits.status"
+    next(t for t in draft["tools"] if t["name"] == "restore_visit")["undone_by"] = ""
+
+
+CASES = {  # what is taken away -> the scenarios it takes, and words of the finding
+    "the lookup that lists an owner's visits by details": (only_lookup_by_id, ["S1", "S3"],
+                                                           "a parameter named exactly like"),
+    "the choice rule": (without_rule("choice"), ["S2"], "add a rule of kind choice"),
+    "an irreversible refund": (undoable_refund, ["S4"], "add a commit tool with an empty undone_by"),
+    "the confirmation rule": (without_rule("confirmation"), ["S4"], "a rule of kind confirmation"),
+    "a commit of its own effect": (effects_shared, ["S5", "S6"], "that no other tool declares"),
+    "the cross_check rule": (without_rule("cross_check"), ["S7"], "add a rule of kind cross_check"),
+    "the cross-checked field": (rule_field("cross_check", "charge"), ["S7"], "name a collection and field"),
+    "the notes rule": (without_rule("notes"), ["S8"], "add a rule of kind notes"),
+    "the notes field": (rule_field("notes", "remarks"), ["S8"], "give its records that field"),
+}
+
+
+def test_the_clinic_carries_every_scenario() -> None:
+    assert missing_scenarios(bundle()) == []
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_each_lack_is_a_finding_that_says_what_to_add(case: str) -> None:
+    change, scenarios, words = CASES[case]
+    findings = missing_scenarios(bundle(change))
+    assert [f.removeprefix("scenarios: ")[:2] for f in findings] == scenarios, findings
+    assert all(words in finding for finding in findings), findings
