@@ -73,3 +73,18 @@ def test_each_lack_is_a_finding_that_says_what_to_add(case: str) -> None:
     findings = missing_scenarios(bundle(change))
     assert [f.removeprefix("scenarios: ")[:2] for f in findings] == scenarios, findings
     assert all(words in finding for finding in findings), findings
+
+
+def test_the_day_the_prompts_state_is_the_day_the_sandbox_clock_tells() -> None:
+    """The prompts say what today is, and the agent's system prompt too; a tool that still read the clock
+    would see the same day."""
+    from abstaingen.generators.llm.positive import system_prompt
+    from abstaingen.model.environment import TODAY
+    from abstaingen.prompts import render
+    from abstaingen.sandboxes.runtime_server import FROZEN_CLOCK
+
+    assert FROZEN_CLOCK.date() == TODAY
+    assert f"Today is {TODAY.isoformat()}." in system_prompt(bundle())
+    environment = render("environment", schema="{}", domain="d", summary="s", capabilities=["c"], instruction="i",
+                         needs={}, today=TODAY.isoformat())
+    assert f"Today is {TODAY.isoformat()}" in environment.system

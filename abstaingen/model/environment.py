@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import date
 from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any, Literal, TypeVar
@@ -10,6 +11,10 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from abstaingen.model.common import JsonValue, Model, content_hash
+
+# The day every environment lives on: the sandbox's clock is frozen there (sandboxes/runtime_server.py),
+# and the prompts that write environments and tasks state it, so that "due tomorrow" means one date.
+TODAY = date(2026, 1, 1)
 
 
 class ToolKind(StrEnum):

@@ -23,6 +23,7 @@ from abstaingen.model import (
     ToolSpec,
 )
 from abstaingen.model.common import content_hash
+from abstaingen.model.environment import TODAY
 from abstaingen.prompts import render
 from abstaingen.providers.calls import Caller
 from abstaingen.providers.drafts import Draft, parse_json, strict_schema
@@ -172,7 +173,7 @@ async def synthesize_environment(caller: Caller, model_key: str, spec: Capabilit
 
     prompt = render(STAGE, schema=json.dumps(strict_schema(EnvironmentDraft)), domain=spec.domain,
                     summary=spec.summary, capabilities=spec.capabilities, instruction=spec.seed_instruction,
-                    needs=asked_for())
+                    needs=asked_for(), today=TODAY.isoformat())
     accepted = await draft(caller, STAGE, model_key, prompt, EnvironmentDraft, checks, max_rounds, log,
                            wanted=scenarios)
     return to_bundle(spec, accepted)

@@ -23,6 +23,7 @@ from abstaingen.model import (
     TaskVariant,
     ToolKind,
 )
+from abstaingen.model.environment import TODAY
 from abstaingen.model.task import find_record
 from abstaingen.model.trace import Trace
 from abstaingen.prompts import render
@@ -62,8 +63,8 @@ class PositiveDraft(Draft):
 
 def system_prompt(bundle: EnvironmentBundle) -> str:
     rules = " ".join(p.statement for p in bundle.policies)
-    return (f"You are an assistant for {bundle.domain.replace('_', ' ')}: {bundle.description} You act on the "
-            f"user's behalf through the tools provided. {rules}").strip()
+    return (f"You are an assistant for {bundle.domain.replace('_', ' ')}: {bundle.description} Today is "
+            f"{TODAY.isoformat()}. You act on the user's behalf through the tools provided. {rules}").strip()
 
 
 def to_variant(bundle: EnvironmentBundle, candidate: PositiveDraft, task_id: str) -> TaskVariant:
@@ -163,7 +164,7 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
              for t in bundle.tools]
     prompt = render(STAGE, schema=json.dumps(strict_schema(PositiveDraft)), system_prompt=system_prompt(bundle),
                     tools=json.dumps(tools, ensure_ascii=False), state=json.dumps(bundle.initial_state)[:12000],
-                    twin=NEEDS[scenario].positive, variant=variant)
+                    twin=NEEDS[scenario].positive, variant=variant, today=TODAY.isoformat())
     accepted = await draft(caller, STAGE, model_key, prompt, PositiveDraft, checks, max_rounds, log)
     return PositiveTask(pair_id=pair_id, domain=bundle.domain, scenario=scenario, variant=variant,
                         act=to_variant(bundle, accepted, f"{pair_id}-act"),
