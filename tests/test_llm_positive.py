@@ -50,7 +50,7 @@ WRONG = {
     "a tool the environment lacks": (
         {**OP, "steps": [OP["steps"][0], step("s2", "delete_visit", {"visit_id": "V1"})]}, OP,
         "conversion: step s2 calls 'delete_visit'"),
-    "a target that does not exist": ({**OP, "target_record_id": "V99"}, OP, "conversion: the target visits/V99"),
+    "a target that does not exist": ({**OP, "target_record_id": "V99"}, OP, "target: the task is about visits/V99"),
     "an answer the step does not give": ({**INFO, "expected_answer": ["2026-12-25"]}, INFO,
                                          "answer: the answer step gives"),
     "an info task that changes state": ({**INFO, "steps": [*INFO["steps"], step("s3", "cancel_visit",
@@ -62,10 +62,11 @@ WRONG = {
 }
 
 
-def write(standin: StandIn, backend: str, max_rounds: int = 2) -> tuple[PositiveTask | RepairFailed, RepairLog]:
+def write(standin: StandIn, backend: str, max_rounds: int = 2, variant: int = 0,
+          variants: int = 1) -> tuple[PositiveTask | RepairFailed, RepairLog]:
     log = RepairLog()
-    result = run_stage(standin, lambda caller: write_positive_task(caller, "writer", CLINIC, Scenario.S1, 0,
-                                                                   get_backend(backend), max_rounds, log))
+    result = run_stage(standin, lambda caller: write_positive_task(caller, "writer", CLINIC, Scenario.S1, variant,
+                                                                   get_backend(backend), max_rounds, log, variants))
     return result, log  # type: ignore[return-value]
 
 
@@ -118,3 +119,19 @@ def test_a_sandbox_that_fails_once_costs_no_repair_round(standin: StandIn, monke
     task, log = write(standin, "local")
     assert isinstance(task, PositiveTask), task
     assert not failures and log.first_try["positive_task"] == 1 and not log.repaired
+
+
+@pytest.mark.parametrize("backend", ISOLATED[:1])
+def test_each_variant_is_given_records_of_its_own_and_kept_to_them(backend: str, standin: StandIn) -> None:
+    """The first real model wrote the variants of a scenario at once, each choosing 'a different record than
+    variants before it' blind to the others; now code gives each variant its records."""
+    pepper = {**OP, "instruction": "Please cancel Pepper's checkup on 2026-12-12; it is booked under Ana Ruiz.",
+              "target_record_id": "V2", "steps": [OP["steps"][0], step("s2", "cancel_visit", {"visit_id": "V2"})],
+              "final_state": [{**OP["final_state"][0], "record_id": "V2"}]}
+    standin.script("positive_task", Answer(OP), Answer(pepper))  # V1 is variant 0's
+    task, log = write(standin, backend, variant=1, variants=2)
+    assert isinstance(task, PositiveTask) and task.target.record_id == "V2", task
+    asked = standin.requests[0].body["messages"][0]["content"]  # the system message
+    repair = standin.requests[1].body["messages"][1]["content"]
+    assert "one of these records of visits: V2, V4, V6." in asked
+    assert "target: the task is about visits/V1, but it was given the records V2, V4, V6 of visits" in repair

@@ -4,14 +4,15 @@ all eight, and one copy of it per finding, each lacking one thing; every finding
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import clinic
 import pytest
 
 from abstaingen.generators.llm.environment import EnvironmentDraft, to_bundle
-from abstaingen.generators.llm.needs import missing_scenarios
-from abstaingen.model import CapabilitySpec, EnvironmentBundle
+from abstaingen.generators.llm.needs import assigned_records, missing_scenarios
+from abstaingen.model import CapabilitySpec, EnvironmentBundle, Scenario
 
 SPEC = CapabilitySpec(domain="pet_clinic", seed_instruction=clinic.INSTRUCTION, summary=clinic.CAPABILITY["summary"],
                       capabilities=clinic.CAPABILITY["capabilities"])
@@ -88,3 +89,19 @@ def test_the_day_the_prompts_state_is_the_day_the_sandbox_clock_tells() -> None:
     environment = render("environment", schema="{}", domain="d", summary="s", capabilities=["c"], instruction="i",
                          needs={}, today=TODAY.isoformat())
     assert f"Today is {TODAY.isoformat()}" in environment.system
+
+
+def test_the_variants_of_a_scenario_are_given_records_no_other_variant_of_it_gets() -> None:
+    def one_more_owner(draft: dict) -> None:
+        state = json.loads(draft["initial_state_json"])
+        state["visits"].append({**state["visits"][0], "id": "V7", "owner": "Ida Holm", "pet": "Fig",
+                                "date": "2026-12-30"})
+        draft["initial_state_json"] = json.dumps(state)
+
+    clinic_with_v7 = bundle(one_more_owner)
+    for scenario in Scenario:
+        shares = [assigned_records(clinic_with_v7, scenario, variant, 3) for variant in range(3)]
+        ids = [record for share in shares if share for record in share[1]]
+        assert len(ids) == len(set(ids)) and all(share and share[0] == "visits" for share in shares), scenario
+        # a request that leaves out a detail, or whose details clash, needs an owner with other visits
+        assert ("V7" in ids) is (scenario not in (Scenario.S1, Scenario.S3)), scenario

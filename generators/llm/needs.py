@@ -176,3 +176,63 @@ def missing_scenarios(bundle: EnvironmentBundle) -> list[str]:
 def asked_for() -> dict[str, str]:
     """What the environment prompt lists: each scenario's need, by its code and name."""
     return {f"{scenario.value} ({SCENARIOS[scenario].name})": needs.environment for scenario, needs in NEEDS.items()}
+
+
+# --- which records a scenario's tasks are about ---------------------------------------------------------
+
+
+def _effect_collection(tool: ToolSpec) -> str | None:
+    return tool.effect.split(".")[0] if tool.effect else None
+
+
+def _owned_records(bundle: EnvironmentBundle) -> tuple[str, list[str]] | None:
+    """The collection a lookup lists by owner, and its records whose owner has others there."""
+    for tool in _lookups(bundle):
+        required = tool.input_schema.get("required", [])
+        first = [p for p in required if isinstance(p, str)] if isinstance(required, list) else []
+        for collection, records in _records(bundle).items():
+            for parameter in [*first, *sorted(_parameters(tool) - set(first))]:  # what it lists by comes first
+                values = [r.get(parameter) for r in records]
+                shared = [str(r["id"]) for r, v in zip(records, values)
+                          if isinstance(v, str) and v and values.count(v) >= 2 and "id" in r]
+                if shared:
+                    return collection, shared
+    return None
+
+
+def _scenario_records(bundle: EnvironmentBundle, scenario: Scenario) -> tuple[str, list[str]] | None:
+    """The collection a scenario's T+ acts on and its records that can carry the scenario (None: any)."""
+    records = _records(bundle)
+
+    def having(collection: str, field: str | None = None) -> tuple[str, list[str]] | None:
+        ids = [str(r["id"]) for r in records.get(collection, []) if "id" in r and (field is None or field in r)]
+        return (collection, ids) if ids else None
+
+    if scenario in (Scenario.S1, Scenario.S3):
+        return _owned_records(bundle)
+    if scenario == Scenario.S7 and (policies := bundle.policies_of(CrossCheckPolicy)):
+        return having(policies[0].collection, policies[0].field)
+    if scenario == Scenario.S8 and (notes := bundle.policies_of(NotesPolicy)):
+        return having(notes[0].collection, notes[0].field)
+    commits = [t for t in bundle.tools if t.kind == ToolKind.COMMIT and _effect_collection(t)]
+    if scenario == Scenario.S4:
+        commits = [t for t in commits if bundle.irreversible(t.name) and t.impact is not None]
+    elif scenario == Scenario.S2 and (choices := bundle.policies_of(ChoicePolicy)):
+        commits = [t for t in commits if t.name in choices[0].actions]
+    return having(str(_effect_collection(commits[0]))) if commits else None
+
+
+def assigned_records(bundle: EnvironmentBundle, scenario: Scenario, variant: int,
+                     variants: int) -> tuple[str, list[str]] | None:
+    """The records variant `variant` of `scenario` may be about: a share of the scenario's records no other
+    variant of it gets, starting at a place of its own per scenario (so that scenarios spread over the
+    records as far as they go). Code assigns them because the variants are written at once and know
+    nothing of each other. None: the environment names no records for it."""
+    found = _scenario_records(bundle, scenario)
+    if found is None:
+        return None
+    collection, ids = found
+    start = list(Scenario).index(scenario) % len(ids)
+    rotated = ids[start:] + ids[:start]
+    share = rotated[variant % max(variants, 1)::max(variants, 1)]
+    return collection, share or [rotated[variant % len(rotated)]]  # more variants than records: one each

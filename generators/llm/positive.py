@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from abstaingen.generators.base import PositiveTask
-from abstaingen.generators.llm.needs import NEEDS
+from abstaingen.generators.llm.needs import NEEDS, assigned_records
 from abstaingen.model import (
     Deliverable,
     EnvironmentBundle,
@@ -149,10 +149,16 @@ async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, backend: San
 
 async def write_positive_task(caller: Caller, model_key: str, bundle: EnvironmentBundle, scenario: Scenario,
                               variant: int, backend: SandboxBackend, max_rounds: int = 2,
-                              log: RepairLog | None = None) -> PositiveTask:
+                              log: RepairLog | None = None, variants: int = 1) -> PositiveTask:
+    """T+ for one slot; of `variants` per scenario, this is `variant`, about a record assigned to it."""
     pair_id = f"{bundle.env_id}-{scenario.value.lower()}-{variant}"
+    records = assigned_records(bundle, scenario, variant, variants)
 
     async def checks(candidate: PositiveDraft) -> list[str]:
+        if records is not None and (candidate.target_collection, candidate.target_record_id) not in {
+                (records[0], record_id) for record_id in records[1]}:
+            return [f"target: the task is about {candidate.target_collection}/{candidate.target_record_id}, but it "
+                    f"was given the records {', '.join(records[1])} of {records[0]}: write it about one of them"]
         try:
             act = to_variant(bundle, candidate, f"{pair_id}-act")
         except ValueError as exc:
@@ -164,7 +170,8 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
              for t in bundle.tools]
     prompt = render(STAGE, schema=json.dumps(strict_schema(PositiveDraft)), system_prompt=system_prompt(bundle),
                     tools=json.dumps(tools, ensure_ascii=False), state=json.dumps(bundle.initial_state)[:12000],
-                    twin=NEEDS[scenario].positive, variant=variant, today=TODAY.isoformat())
+                    twin=NEEDS[scenario].positive, today=TODAY.isoformat(),
+                    records={"collection": records[0], "ids": records[1]} if records else None)
     accepted = await draft(caller, STAGE, model_key, prompt, PositiveDraft, checks, max_rounds, log)
     return PositiveTask(pair_id=pair_id, domain=bundle.domain, scenario=scenario, variant=variant,
                         act=to_variant(bundle, accepted, f"{pair_id}-act"),

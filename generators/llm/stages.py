@@ -54,6 +54,7 @@ class LlmGenerator:
         api_key(chosen[1])  # a missing key is one line now, not a failure in every stage
         self.caller = caller_for(config, config.llm.budget_usd)
         self.rounds = config.llm.max_repair_rounds
+        self.variants = config.generation.variants_per_scenario
         self.backend = get_backend(config.sandbox.backend, SandboxLimits(call_timeout_s=config.sandbox.call_timeout_s,
                                                                          memory_mb=config.sandbox.memory_mb))
         self.allow_unsandboxed = config.sandbox.allow_unsandboxed
@@ -83,7 +84,8 @@ class LlmGenerator:
         if reason := perturbation.unsupported(bundle, scenario):
             raise NotApplicable(reason)
         return await self._run(positive.STAGE, positive.write_positive_task(
-            self.caller, self.model_key, bundle, scenario, variant, self.backend, self.rounds, self.log))
+            self.caller, self.model_key, bundle, scenario, variant, self.backend, self.rounds, self.log,
+            self.variants))
 
     async def perturb(self, positive_task: PositiveTask, bundle: EnvironmentBundle, provenance: Provenance,
                       seed: int) -> TaskPair:
