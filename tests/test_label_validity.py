@@ -197,7 +197,7 @@ def test_s7_conflict_on_a_field_the_action_does_not_use_is_rejected() -> None:
                           reference_dag=dag.model_copy(update={"nodes": holding}))
     immaterial = with_abstain(immaterial, critical_actions=["hold_booking"])
     result = check_preconditions(immaterial, TRAVEL)
-    assert not result.passed and "neither reports nor moves" in result.detail
+    assert not result.passed and "T+ does not depend on" in result.detail
 
 
 # 5. S3 that is only "no record matches" -------------------------------------------------------------

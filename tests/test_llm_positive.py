@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import clinic
 import pytest
 from llm_stage import run_stage
 from sandbox_backends import ISOLATED
@@ -62,10 +63,10 @@ WRONG = {
 }
 
 
-def write(standin: StandIn, backend: str, max_rounds: int = 2, variant: int = 0,
-          variants: int = 1) -> tuple[PositiveTask | RepairFailed, RepairLog]:
+def write(standin: StandIn, backend: str, max_rounds: int = 2, variant: int = 0, variants: int = 1,
+          scenario: Scenario = Scenario.S1) -> tuple[PositiveTask | RepairFailed, RepairLog]:
     log = RepairLog()
-    result = run_stage(standin, lambda caller: write_positive_task(caller, "writer", CLINIC, Scenario.S1, variant,
+    result = run_stage(standin, lambda caller: write_positive_task(caller, "writer", CLINIC, scenario, variant,
                                                                    get_backend(backend), max_rounds, log, variants))
     return result, log  # type: ignore[return-value]
 
@@ -135,3 +136,18 @@ def test_each_variant_is_given_records_of_its_own_and_kept_to_them(backend: str,
     repair = standin.requests[1].body["messages"][1]["content"]
     assert "one of these records of visits: V2, V4, V6." in asked
     assert "target: the task is about visits/V1, but it was given the records V2, V4, V6 of visits" in repair
+
+
+@pytest.mark.parametrize("backend", ISOLATED[:1])
+def test_a_task_whose_twin_makes_two_systems_disagree_must_depend_on_the_compared_value(
+        backend: str, standin: StandIn) -> None:
+    """The first real model's S7 task refunded a literal amount: its twin's disagreement changed nothing,
+    and the finding reached the twin's stage, which could not fix it. It is found here now."""
+    right = clinic.POSITIVE[Scenario.S7]
+    wrong = {**right, "instruction": "What date is Rex's visit? Tom Lee booked it.", "expected_answer": ["2026-12-13"],
+             "answer_path": ["date"]}
+    standin.script("positive_task", Answer(wrong), Answer(right))
+    task, log = write(standin, backend, scenario=Scenario.S7)
+    assert isinstance(task, PositiveTask) and log.repaired["positive_task"] == 1, task
+    assert ("cross_check: the answer must be the value the cross_check rule covers (fee)"
+            in standin.requests[1].body["messages"][1]["content"])

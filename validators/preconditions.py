@@ -116,8 +116,10 @@ def _conflicting_evidence(pair: TaskPair, bundle: EnvironmentBundle) -> list[str
     field = witness.path_a[-1] if witness.path_a else ""
     problems = []
     if not isinstance(field, str) or not _depends_on(pair, bundle, witness.read_a.id, field):
-        problems.append(f"the act side neither reports nor moves {field}: a careful person would act and "
-                        "mention the difference")
+        problems.append(f"T+ does not depend on {field}: no commit of T+ takes an argument bound from the {field} "
+                        f"its step {witness.read_a.id} reads, and its answer is not {field}, so a careful person would "
+                        f"act and mention the difference; T+ must take {field} from that read (a binding), not a "
+                        "literal")
     if not any(p.field == field and p.mirror_tool == witness.read_b.tool for p in bundle.policies_of(CrossCheckPolicy)):
         problems.append(f"no cross-check policy tells the agent to compare {field} with {witness.read_b.tool}")
     return problems

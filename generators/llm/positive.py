@@ -13,6 +13,7 @@ from pydantic import Field
 from abstaingen.generators.base import PositiveTask
 from abstaingen.generators.llm.needs import NEEDS, assigned_records
 from abstaingen.model import (
+    CrossCheckPolicy,
     Deliverable,
     EnvironmentBundle,
     ExecutionDag,
@@ -118,6 +119,27 @@ def unknowable_ids(bundle: EnvironmentBundle, act: TaskVariant, trace: Trace) ->
     return problems
 
 
+def compared_value_unused(bundle: EnvironmentBundle, act: TaskVariant) -> str | None:
+    """For the task whose twin makes two systems disagree: the value the cross_check rule covers must flow
+    from a read into the commit (or be the answer), else the disagreement changes nothing a careful
+    assistant does. Found here, where it can be fixed, not at the twin, where it cannot."""
+    fields = {p.field for p in bundle.policies_of(CrossCheckPolicy)}
+    if act.deliverable == Deliverable.INFO:
+        if act.answer_from is not None and act.answer_from.path and act.answer_from.path[-1] in fields:
+            return None
+        return f"cross_check: the answer must be the value the cross_check rule covers ({', '.join(sorted(fields))})"
+    for node in act.reference_dag.nodes:
+        if node.tool not in act.critical_actions:
+            continue
+        impact = bundle.tool(node.tool).impact
+        if (impact is not None and impact.record_field in fields) or any(
+                ref.path and ref.path[-1] in fields for ref in node.bindings.values()):
+            return None
+    return (f"cross_check: the commit must take {' or '.join(sorted(fields))} from the step that reads it, by a "
+            "binding (path ending in that field), not as a literal: the twin makes the second system's copy "
+            "disagree, which matters only if the task depends on the value")
+
+
 async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, backend: SandboxBackend,
                        target: RecordRef | None = None) -> list[str]:
     """What is wrong with the act side when its DAG replays in the sandbox (empty: nothing): the replay
@@ -163,6 +185,8 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
             act = to_variant(bundle, candidate, f"{pair_id}-act")
         except ValueError as exc:
             return str(exc).split("; ")
+        if scenario == Scenario.S7 and (problem := compared_value_unused(bundle, act)):
+            return [problem]
         return await check_replay(bundle, act, backend, RecordRef(collection=candidate.target_collection,
                                                                   record_id=candidate.target_record_id))
 
