@@ -29,10 +29,11 @@ def prompt() -> RenderedPrompt:
                   instruction="Move my dog's checkup to Friday", domain=None)
 
 
-def run(standin: StandIn, check=None, max_rounds: int = 2) -> tuple[CapabilityDraft | RepairFailed, RepairLog]:
+def run(standin: StandIn, check=None, max_rounds: int = 2,
+        wanted=None) -> tuple[CapabilityDraft | RepairFailed, RepairLog]:
     log = RepairLog()
     result = run_stage(standin, lambda caller: draft(caller, "capability", "writer", prompt(), CapabilityDraft, check,
-                                                     max_rounds, log))
+                                                     max_rounds, log, wanted))
     return result, log  # type: ignore[return-value]
 
 
@@ -75,6 +76,28 @@ def test_an_answer_that_stays_wrong_fails_after_the_last_round(standin: StandIn)
     assert isinstance(result, RepairFailed) and "no usable answer after repairs" in str(result)
     assert standin.count() == 3  # the first answer and two repairs
     assert (log.failed["capability"], log.rounds["capability"], log.reasons["capability"]["schema"]) == (1, 2, 9)
+
+
+async def wants_a_booking_capability(candidate: CapabilityDraft) -> list[str]:
+    return [] if any("book" in c for c in candidate.capabilities) else ["capabilities: nothing books a visit"]
+
+
+def test_what_is_wanted_goes_back_while_rounds_remain(standin: StandIn) -> None:
+    lean = {**GOOD, "capabilities": ["find a pet's visits", "cancel a visit"]}
+    standin.script("capability", Answer(lean), Answer(GOOD))
+    result, log = run(standin, wanted=wants_a_booking_capability)
+    assert result == CapabilityDraft(**GOOD) and log.repaired["capability"] == 1
+    assert "check: capabilities: nothing books a visit" in standin.requests[1].body["messages"][1]["content"]
+
+
+def test_a_draft_still_lacking_what_is_wanted_is_taken_when_the_rounds_are_spent(standin: StandIn) -> None:
+    """The last round's answer is worse (it breaks the schema): the last one that passed the checks is taken."""
+    lean = {**GOOD, "capabilities": ["find a pet's visits", "cancel a visit"]}
+    leaner = {**lean, "capabilities": ["find a pet's visits", "cancel a visit", "move a visit"]}
+    standin.script("capability", Answer(lean), Answer(leaner), Answer(BAD_SHAPE))
+    result, log = run(standin, max_rounds=2, wanted=wants_a_booking_capability)
+    assert result == CapabilityDraft(**leaner) and standin.count() == 3
+    assert (log.repaired["capability"], log.failed["capability"], log.rounds["capability"]) == (1, 0, 2)
 
 
 def test_the_strict_schema_closes_every_object_and_drops_what_strict_modes_refuse() -> None:

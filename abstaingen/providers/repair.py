@@ -64,10 +64,12 @@ async def draft(caller: Caller, stage: str, model_key: str, prompt: RenderedProm
                 check: Check[D] | None = None, max_rounds: int = 2, log: RepairLog | None = None,
                 wanted: Check[D] | None = None) -> D:
     """The stage's draft, valid by its schema and its checks; RepairFailed after `max_rounds` repairs.
-    `wanted`: what a draft should have but may lack: its findings go back while rounds remain, and the
-    last round's draft is taken with them (a stage that loses some of what it could make, not all)."""
+    `wanted`: what a draft should have but may lack: its findings go back while rounds remain; when the
+    rounds are spent, the last draft that passed `check` is taken without it (a stage that loses some of
+    what it could make, not all)."""
     schema = strict_schema(draft_type)
     user = prompt.user
+    lacking: D | None = None  # the last draft that passed `check` but not `wanted`
     for round_number in range(max_rounds + 1):
         reply = await caller.call(stage, model_key, StructuredRequest(
             system=prompt.system, user=user, schema_name=stage, json_schema=schema))
@@ -84,6 +86,7 @@ async def draft(caller: Caller, stage: str, model_key: str, prompt: RenderedProm
                 problems = [f"check: {p}" for p in await check(candidate)] if check is not None else []
                 if not problems and wanted is not None and round_number < max_rounds:
                     problems = [f"check: {p}" for p in await wanted(candidate)]
+                    lacking = candidate if problems else lacking
                 if not problems:
                     if log is not None:
                         (log.repaired if round_number else log.first_try)[stage] += 1
@@ -93,6 +96,8 @@ async def draft(caller: Caller, stage: str, model_key: str, prompt: RenderedProm
             log.note_problems(stage, problems)
         user = render("repair", original=prompt.user, answer=answer[:4000], problems=problems).user
     if log is not None:
-        log.failed[stage] += 1
+        (log.repaired if lacking is not None else log.failed)[stage] += 1
         log.rounds[stage] += max_rounds
+    if lacking is not None:
+        return lacking
     raise RepairFailed(stage, problems)

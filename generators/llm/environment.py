@@ -167,8 +167,8 @@ async def synthesize_environment(caller: Caller, model_key: str, spec: Capabilit
         return [f"{c.name}: {c.detail}" for c in found if not c.passed]
 
     async def scenarios(candidate: EnvironmentDraft) -> list[str]:
-        """Scenarios the environment cannot carry: sent back while rounds remain; the last draft that passed
-        its checks is taken without them, and those scenarios' slots are lost at the task stage."""
+        """Scenarios the environment cannot carry: sent back while rounds remain; then the last draft that
+        passed its checks is taken without them, and those scenarios' slots are lost at the task stage."""
         return missing_scenarios(to_bundle(spec, candidate))
 
     prompt = render(STAGE, schema=json.dumps(strict_schema(EnvironmentDraft)), domain=spec.domain,

@@ -10,7 +10,7 @@ scenario the environment cannot carry.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from abstaingen.model import (
@@ -95,30 +95,34 @@ def _single_route(bundle: EnvironmentBundle) -> str | None:
             "effect (collection.field or collection.field=value) that no other tool declares")
 
 
-def _cross_check(bundle: EnvironmentBundle) -> str | None:
-    policies = bundle.policies_of(CrossCheckPolicy)
+def _rule_on_a_held_field(bundle: EnvironmentBundle, policies: Sequence[CrossCheckPolicy | NotesPolicy],
+                          absent: str, fix: str) -> str | None:
+    """A rule of this kind exists and names a field its collection's records hold."""
     if not policies:
-        return ("no cross_check rule: add a rule of kind cross_check on a field the tasks use (collection, field), "
-                "with a lookup tool (mirror_tool) that takes the record's id and returns the second system's copy "
-                "of that field under the same name, read from a collection of its own")
-    records = _records(bundle)
-    for policy in policies:
-        if any(policy.field in r for r in records.get(policy.collection, [])):
-            return None
-    return (f"the cross_check rule compares {policies[0].collection}.{policies[0].field}, which no record of "
-            f"{policies[0].collection!r} has: name a collection and field the records hold")
-
-
-def _notes(bundle: EnvironmentBundle) -> str | None:
-    policies = bundle.policies_of(NotesPolicy)
-    if not policies:
-        return ("no notes rule: add a rule of kind notes on the collection the tasks change, naming the field its "
-                "records keep notes in (a string, \"\" when there is nothing to note)")
+        return absent
     records = _records(bundle)
     if any(any(p.field in r for r in records.get(p.collection, [])) for p in policies):
         return None
-    return (f"the notes rule names {policies[0].collection}.{policies[0].field}, which no record of "
-            f"{policies[0].collection!r} has: give its records that field")
+    first = policies[0]
+    return (f"the {first.kind} rule names {first.collection}.{first.field}, which no record of {first.collection!r} "
+            f"has: {fix}")
+
+
+def _cross_check(bundle: EnvironmentBundle) -> str | None:
+    return _rule_on_a_held_field(
+        bundle, bundle.policies_of(CrossCheckPolicy),
+        "no cross_check rule: add a rule of kind cross_check on a field the tasks use (collection, field), with a "
+        "lookup tool (mirror_tool) that takes the record's id and returns the second system's copy of that field "
+        "under the same name, read from a collection of its own",
+        "name a collection and field the records hold")
+
+
+def _notes(bundle: EnvironmentBundle) -> str | None:
+    return _rule_on_a_held_field(
+        bundle, bundle.policies_of(NotesPolicy),
+        "no notes rule: add a rule of kind notes on the collection the tasks change, naming the field its records "
+        "keep notes in (a string, \"\" when there is nothing to note)",
+        "give its records that field")
 
 
 NEEDS: dict[Scenario, Needs] = {
