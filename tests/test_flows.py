@@ -1,5 +1,5 @@
 """Both flows in this process, under Prefect's test harness (its temporary server and database): how a
-run ends (its state and message), its task runs' names, its artifacts. The CLI runs in
+run ends (its state and message), its task runs' names, its artifacts, and a resume. The CLI runs in
 test_flow_end_to_end.py, test_ood_flow.py and test_operations.py check what only a process can show
 (exit codes, output, signals, a killed run)."""
 
@@ -48,9 +48,10 @@ def own_run_label() -> Iterator[None]:
         os.environ[RUN_OWNER_ENV] = before
 
 
-def builtin_config(output: Path, seed: int) -> GenerateConfig:
+def builtin_config(output: Path, seed: int, domains: tuple[str, ...] = ("travel",)) -> GenerateConfig:
     return GenerateConfig.model_validate({"dataset": {"output_dir": str(output), "seed": seed},
-                                          "generation": {"domains": ["travel"]}, "sandbox": {"backend": "local"}})
+                                          "generation": {"domains": list(domains)},
+                                          "sandbox": {"backend": "local", "concurrency": 1}})
 
 
 def flow_run(api: str, run_id: str | None) -> dict:
@@ -125,3 +126,37 @@ def test_an_ood_run_is_completed_with_its_tasks_and_artifacts(api: str, tmp_path
     names = set(task_run_names(api, run["id"]))
     assert {"load question bank", "write items appointment_booking", "dedup", "assemble release"} <= names, names
     assert {"stage-funnel", "ood-baselines", "ood-leakage"} <= set(artifacts_of(api, run["id"]))
+
+
+def test_a_run_that_failed_mid_validation_resumes_from_what_it_validated(api: str, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second environment's validation fails: the run ends, the first environment's result stays as a
+    checkpoint, and the next run of the same plan takes it instead of validating again. Its release is
+    the one a run without the failure publishes. (test_operations.py kills a CLI run with SIGKILL.)"""
+    from test_operations import published_pairs
+
+    from abstaingen.flows import generate
+    from abstaingen.flows.generate import run_generate_flow
+
+    real, validated = generate.validate_pairs_async, []
+
+    async def second_fails(*args: object, **kwargs: object) -> object:
+        validated.append(args[0])
+        if len(validated) == 2:
+            raise RuntimeError("the machine went away")
+        return await real(*args, **kwargs)  # type: ignore[arg-type]
+
+    domains = ("travel", "banking")
+    monkeypatch.setattr(generate, "validate_pairs_async", second_fails)
+    with pytest.raises(RuntimeError, match="the machine went away"):
+        run_generate_flow(builtin_config(tmp_path / "out", 5, domains))
+    dataset = tmp_path / "out" / DATASET
+    assert len(list(dataset.glob(".checkpoints/*/validate-*.json"))) == 1 and not (dataset / "v1").exists()
+
+    validated.clear()
+    resumed = run_generate_flow(builtin_config(tmp_path / "out", 5, domains))
+    assert resumed.outcome == "published" and len(validated) == 1  # only the environment that failed
+    monkeypatch.setattr(generate, "validate_pairs_async", real)
+    assert run_generate_flow(builtin_config(tmp_path / "again", 5, domains)).outcome == "published"
+    assert published_pairs(dataset / "v1") == published_pairs(tmp_path / "again" / DATASET / "v1")
+    assert not list(dataset.glob(".checkpoints/*/*.json"))  # cleared once published
