@@ -130,16 +130,18 @@ async def perturb_all(generator: Generator, bundle: EnvironmentBundle, positives
                           funnel=FunnelStage.counted(stage="perturbation", received=len(positives.tasks), rejected=dict(lost)))
 
 
-def funnel_stage_of(llm_stage: str) -> str:
-    """The funnel line an llm stage's repairs are counted on (perturb_s1 ... perturb_s8: perturbation)."""
-    return {"positive_task": "task"}.get(llm_stage, "perturbation" if llm_stage.startswith("perturb_") else llm_stage)
+def stage_of_template(template: str) -> str:
+    """The generation stage whose model calls a prompt template makes, where its repairs are counted: a
+    template is not a stage (the perturbation stage has one per scenario, perturb_s1 ... perturb_s8), and
+    the llm generator's calls, cache entries and repair counts are keyed by template."""
+    return {"positive_task": "task"}.get(template, "perturbation" if template.startswith("perturb_") else template)
 
 
 def with_repairs(funnel: list[FunnelStage], repairs: list[RepairCount]) -> list[FunnelStage]:
     """The funnel with each generation stage's repair loop counted on its line."""
     lines = {f.stage: f for f in funnel}
     for count in repairs:
-        stage = funnel_stage_of(count.stage)
+        stage = stage_of_template(count.stage)
         if stage not in lines:
             continue
         line = lines[stage]
