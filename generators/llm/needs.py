@@ -141,8 +141,8 @@ NEEDS: dict[Scenario, Needs] = {
         environment="a lookup that filters one collection on two or more of its fields at once and returns [] when no "
                     "record matches them all",
         positive="changes one detail so that the details point at different records: name the record by its owner and "
-                 "two more details that the lookup filtering on several fields takes (e.g. pet and date), chosen so "
-                 "that another record of the same owner has one of them",
+                 "two more details that the lookup filtering on several fields takes (e.g. pet and date), and choose "
+                 "an owner with another record, whose value of one of those details the twin will take",
         missing=_several_details),
     Scenario.S4: Needs(
         environment="an irreversible commit (empty undone_by) that moves an amount (impact_category, "
