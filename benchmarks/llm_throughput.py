@@ -1,7 +1,7 @@
 """How close the llm backend's calls come to the provider's ideal throughput.
 
     .venv/bin/python benchmarks/llm_throughput.py [--seeds 1280] [--latency 0.2] [--concurrency 32]
-                                                  [--bad-every 10] [--full-variants 2]
+                                                  [--bad-every 10] [--full-variants 1]
 
 A stand-in model server (the test fixture in tests/standin, in a process of its own so that it does
 not share this one's interpreter) answers every request after `--latency` seconds; every
@@ -13,8 +13,10 @@ Two figures:
   caller (cache on disk, ledger, budget, breaker) and the repair loop. Its checks cost nothing, so
   this is the call path itself; the target is at least 85% of ideal.
 - full (`--full-variants` > 0): the pet clinic's environment, T+ and T- stages (tests/clinic.py),
-  each draft checked in a bwrap sandbox. On a small machine the sandbox checks, not the calls,
-  bound this one; it is printed so that the difference is visible.
+  each draft checked in a bwrap sandbox. On a small machine the sandbox checks, not the calls, bound
+  this one; it is printed so that the difference is visible. The clinic answers one fixed pair per
+  scenario, so keep one variant: each further variant of a scenario is given other records, and the
+  clinic's answers about the first variant's record go back until that slot is lost.
 """
 
 from __future__ import annotations
@@ -60,11 +62,12 @@ def serve(latency: float, bad_every: int) -> None:
     print(f"the stand-in used {time.process_time():.2f} s of CPU for {standin.count()} requests", file=sys.stderr)
 
 
-def config_for(base_url: str, concurrency: int, cache: Path, sandbox: str):
+def config_for(base_url: str, concurrency: int, cache: Path, sandbox: str, variants: int = 1):
     from abstaingen.config import GenerateConfig
 
     return GenerateConfig.model_validate({
         "backends": {"default": "llm"}, "sandbox": {"backend": sandbox},
+        "generation": {"variants_per_scenario": max(variants, 1)},
         "providers": {"standin": {"kind": "openai", "base_url": base_url, "api_key_env": "STANDIN_KEY",
                                   "max_retries": 0, "concurrency": concurrency, "timeout_s": 60}},
         "models": {"writer": {"name": "stand-in-1", "provider": "standin", "family": "standin"}},
@@ -103,7 +106,7 @@ async def capability_run(config, seeds: int):
     return generator, wall, len(batch.specs)
 
 
-async def full_run(config, variants: int):
+async def full_run(config):
     from abstaingen.config import SeedInstruction
     from abstaingen.generators import make_generator
     from abstaingen.model import Provenance
@@ -116,7 +119,7 @@ async def full_run(config, variants: int):
     bundles = await synthesize_all(generator, specs.specs, 1)
     pairs = 0
     for bundle in bundles.bundles:
-        positives = await write_positives(generator, bundle, variants, 1)
+        positives = await write_positives(generator, bundle, config.generation.variants_per_scenario, 1)
         pairs += len((await perturb_all(generator, bundle, positives, provenance, 1)).pairs)
     wall = time.perf_counter() - started
     await generator.aclose()
@@ -129,7 +132,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--bad-every", type=int, default=10, help="every n-th first answer is malformed (0: none)")
-    parser.add_argument("--full-variants", type=int, default=2, help="variants per scenario of the full run (0: skip)")
+    parser.add_argument("--full-variants", type=int, default=1, help="variants per scenario of the full run (0: skip)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.serve:
@@ -153,8 +156,9 @@ def main() -> None:
             generator, wall, accepted = asyncio.run(capability_run(config, options.seeds))
             figures("calls", wall, generator, accepted, options.latency, options.concurrency)
             if options.full_variants:
-                config = config_for(base_url, options.concurrency, Path(cache) / "full", sandbox)
-                generator, wall, accepted = asyncio.run(full_run(config, options.full_variants))
+                config = config_for(base_url, options.concurrency, Path(cache) / "full", sandbox,
+                                    options.full_variants)
+                generator, wall, accepted = asyncio.run(full_run(config))
                 figures(f"full ({sandbox} checks)", wall, generator, accepted, options.latency, options.concurrency)
     finally:
         if server.stdin:
