@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from prefect_runs import artifacts_of, task_run_names
+from releases import published_pairs
 
 from abstaingen.config import GenerateConfig
 from abstaingen.sandboxes.backends import RUN_OWNER_ENV
@@ -133,8 +134,6 @@ def test_a_run_that_failed_mid_validation_resumes_from_what_it_validated(api: st
     """The second environment's validation fails: the run ends, the first environment's result stays as a
     checkpoint, and the next run of the same plan takes it instead of validating again. Its release is
     the one a run without the failure publishes. (test_operations.py kills a CLI run with SIGKILL.)"""
-    from test_operations import published_pairs
-
     from abstaingen.flows import generate
     from abstaingen.flows.generate import run_generate_flow
 

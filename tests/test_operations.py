@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from prefect_runs import FOREGROUND, abstaingen, flow_env, flow_runs, process_states
+from releases import published_pairs
 
 from abstaingen.checkpoints import DatasetLock
 from abstaingen.model import EnvironmentBundle, TaskPair
@@ -30,17 +31,6 @@ CONFIG = '[generation]\ndomains = ["travel", "banking", "email"]\nvariants_per_s
          '[sandbox]\nbackend = "local"\nconcurrency = 1\n'
 DATASET = "abstaingen-builtin"
 SCHEDULE_LOG = "schedule.log"
-
-
-def published_pairs(folder: Path) -> list[dict[str, object]]:
-    """The pairs of a release, without the run's stamp (its creation time, the code's commit) and the
-    canary (each dataset folder draws its own at its first release)."""
-    pairs = [json.loads(line) for line in (folder / "pairs.jsonl").read_text().splitlines()]
-    for pair in pairs:
-        pair["provenance"].pop("created_at")
-        pair["provenance"].pop("code_version")
-        pair.pop("canary")
-    return sorted(pairs, key=lambda p: str(p["pair_id"]))
 
 
 @pytest.fixture(scope="module")
