@@ -11,6 +11,7 @@ Config file shape; every section and key is optional:
                                     # llm capability stage: any snake_case names, default the seeds' domains
     variants_per_scenario = 2       # pairs per (domain, scenario) the builtin backend tries
     seeds_file = "seeds.jsonl"      # relative paths resolve against the CONFIG FILE's folder
+    environment_per_seed = false    # true: an environment per seed; default: seeds of one domain share one
     [backends]
     default = "builtin"             # "builtin" | "llm"
     judge = "llm"                   # optional per-stage override (see STAGES)
@@ -169,6 +170,8 @@ class GenerationConfig(Model):
     domains: tuple[StrictStr, ...] = Field(default_factory=lambda: BUILTIN_DOMAINS)
     variants_per_scenario: StrictInt = Field(default=2, ge=1)
     seeds_file: Path | None = Field(default=None, description="relative to the config file's folder")
+    environment_per_seed: bool = Field(default=False, description=(
+        "each seed instruction gets an environment of its own; by default the seeds of one domain share one"))
 
     @field_validator("domains")
     @classmethod
@@ -435,8 +438,11 @@ class GenerateConfig(Model):
         Where files live (output_dir, the seeds file's path) is left out, so the same config
         fingerprints the same on every machine; pass the seeds in use to account for their content.
         """
+        # A setting added after releases were fingerprinted counts only once it is set, so that the same
+        # config and seeds keep the fingerprint they had.
+        added = set() if self.generation.environment_per_seed else {"environment_per_seed"}
         settings = self.model_dump(
-            mode="json", exclude={"dataset": {"output_dir"}, "generation": {"seeds_file"},
+            mode="json", exclude={"dataset": {"output_dir"}, "generation": {"seeds_file", *added},
                                   "decontamination": {"files"}, "ood": True}
         )
         return content_hash({"config": settings, "seeds": [s.model_dump(mode="json") for s in seeds]})

@@ -92,6 +92,19 @@ async def extract_all(generator: Generator, seeds: list[SeedInstruction]) -> Cap
                            funnel=FunnelStage.counted(stage="capability", received=len(seeds), rejected=dict(lost)))
 
 
+def one_per_domain(specs: list[CapabilitySpec]) -> list[CapabilitySpec]:
+    """Seeds of one domain share an environment: their specs become one, with the first's summary, every
+    capability once, and the other seeds' instructions as requests the environment must also serve."""
+    merged: dict[str, CapabilitySpec] = {}
+    for spec in specs:
+        first = merged.setdefault(spec.domain, spec)
+        if first is not spec:
+            merged[spec.domain] = first.model_copy(update={
+                "capabilities": list(dict.fromkeys([*first.capabilities, *spec.capabilities])),
+                "other_instructions": [*first.other_instructions, spec.seed_instruction, *spec.other_instructions]})
+    return list(merged.values())
+
+
 class EnvironmentBatch(Model):
     bundles: list[EnvironmentBundle]
     funnel: FunnelStage
@@ -487,9 +500,9 @@ async def run_pairs(plan: RunPlan, code_version: str, runner: StageRunner | None
     async with generators_for_run(config, GENERATION_STAGES) as generators:
         report("capability", 0, len(seeds))
         capability = await runner.extract(seeds, backend["capability"])
-        report("capability", len(seeds), len(seeds), note=f"{len(capability.specs)} capability specs")
-        runner.log(f"{len(seeds)} seed instructions -> {len(capability.specs)} capability specs")
-        specs = capability.specs
+        specs = capability.specs if config.generation.environment_per_seed else one_per_domain(capability.specs)
+        report("capability", len(seeds), len(seeds), note=f"{len(specs)} capability specs")
+        runner.log(f"{len(seeds)} seed instructions -> {len(specs)} capability specs")
         environments = await runner.track("environment", [
             runner.synthesize(spec, seed, backend["environment"], after=capability) for spec in specs],
             [spec.domain for spec in specs])

@@ -124,6 +124,17 @@ def test_fingerprint_changes_with_content_not_with_location(tmp_path: Path) -> N
     assert base.fingerprint(seeds) != base.fingerprint()
 
 
+def test_a_setting_added_later_changes_the_fingerprint_only_once_it_is_set() -> None:
+    """Releases fingerprinted before `environment_per_seed` existed keep their fingerprint."""
+    base = GenerateConfig()
+    assert "environment_per_seed" not in json.dumps(base.model_dump(
+        mode="json", exclude={"generation": {"environment_per_seed"}}))
+    assert base.fingerprint() == GenerateConfig.model_validate(
+        {"generation": {"environment_per_seed": False}}).fingerprint()
+    assert base.fingerprint() != GenerateConfig.model_validate(
+        {"generation": {"environment_per_seed": True}}).fingerprint()
+
+
 # --- bad configs: each names the file and the key ------------------------------------------------
 
 

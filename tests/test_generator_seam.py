@@ -84,3 +84,25 @@ def test_a_changed_copy_of_a_bundle_has_its_own_content_hash() -> None:
     assert bundle.content_hash  # cached on the original before the copy
     assert changed.content_hash != bundle.content_hash
     assert bundle.model_copy().content_hash == bundle.content_hash
+
+
+def test_seeds_of_one_domain_share_an_environment_unless_the_config_says_otherwise(tmp_path: Path) -> None:
+    """The first real model made four environments of one domain from its four seeds."""
+    import asyncio
+    import json
+
+    from abstaingen.pipelines.pairs import plan_run, run_pairs
+
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps({"instruction": text, "domain": "travel"}) + "\n" for text in (
+        DOMAINS["travel"].seed_instruction, "Cancel my flight to Oslo and refund it to my card.")))
+
+    def environments(per_seed: bool) -> list[object]:
+        config = GenerateConfig.model_validate({
+            "dataset": {"output_dir": str(tmp_path / "out"), "seed": 3}, "sandbox": {"backend": "local"},
+            "generation": {"domains": ["travel"], "variants_per_scenario": 1, "environment_per_seed": per_seed}})
+        run = asyncio.run(run_pairs(plan_run(config, seeds), "test"))
+        return [(spec.domain, spec.other_instructions) for spec in run.specs] + [len(run.bundles)]
+
+    assert environments(False) == [("travel", ["Cancel my flight to Oslo and refund it to my card."]), 1]
+    assert environments(True) == [("travel", []), ("travel", []), 2]

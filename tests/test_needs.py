@@ -86,7 +86,7 @@ def test_the_day_the_prompts_state_is_the_day_the_sandbox_clock_tells() -> None:
 
     assert FROZEN_CLOCK.date() == TODAY
     assert f"Today is {TODAY.isoformat()}." in system_prompt(bundle())
-    environment = render("environment", schema="{}", domain="d", summary="s", capabilities=["c"], instruction="i",
+    environment = render("environment", schema="{}", domain="d", summary="s", capabilities=["c"], instructions=["i"],
                          needs={}, today=TODAY.isoformat())
     assert f"Today is {TODAY.isoformat()}" in environment.system
 

@@ -132,6 +132,8 @@ class CapabilitySpec(Model):
     seed_instruction: str
     summary: str
     capabilities: list[str] = Field(min_length=1)
+    other_instructions: list[str] = Field(default_factory=list, description=(
+        "the seed instructions of the same domain that share this spec's environment"))
 
 
 class EnvironmentBundle(Model):

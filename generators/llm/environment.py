@@ -172,7 +172,8 @@ async def synthesize_environment(caller: Caller, model_key: str, spec: Capabilit
         return missing_scenarios(to_bundle(spec, candidate))
 
     prompt = render(STAGE, schema=json.dumps(strict_schema(EnvironmentDraft)), domain=spec.domain,
-                    summary=spec.summary, capabilities=spec.capabilities, instruction=spec.seed_instruction,
+                    summary=spec.summary, capabilities=spec.capabilities,
+                    instructions=[spec.seed_instruction, *spec.other_instructions],
                     needs=asked_for(), today=TODAY.isoformat())
     accepted = await draft(caller, STAGE, model_key, prompt, EnvironmentDraft, checks, max_rounds, log,
                            wanted=scenarios)
