@@ -105,3 +105,16 @@ def test_the_variants_of_a_scenario_are_given_records_no_other_variant_of_it_get
         assert len(ids) == len(set(ids)) and all(share and share[0] == "visits" for share in shares), scenario
         # a request that leaves out a detail, or whose details clash, needs an owner with other visits
         assert ("V7" in ids) is (scenario not in (Scenario.S1, Scenario.S3)), scenario
+
+
+def test_the_task_prompts_show_what_each_commit_changes_and_moves() -> None:
+    """A writer of T+ or T- that sees only names and descriptions has to guess final states and which tools
+    could deliver an outcome (a blind review of the prompts found every final state a guess)."""
+    from abstaingen.generators.llm.positive import tool_cards
+
+    cards = {card["name"]: card for card in json.loads(tool_cards(bundle()))}
+    assert cards["cancel_visit"]["changes"] == "visits.status=cancelled"
+    assert cards["cancel_visit"]["reversible"] is True and cards["cancel_visit"]["undone_by"] == "restore_visit"
+    assert cards["refund_deposit"]["reversible"] is False
+    assert cards["refund_deposit"]["moves"] == {"what": "refund", "amount_argument": "amount", "amount_field": ""}
+    assert "changes" not in cards["get_visit"]  # a lookup changes nothing

@@ -20,6 +20,7 @@ from pydantic import Field, ValidationError
 
 from abstaingen.generators.base import NotApplicable, PositiveTask
 from abstaingen.generators.llm.needs import NEEDS
+from abstaingen.generators.llm.positive import tool_cards
 from abstaingen.model import (
     SCENARIOS,
     BrokenTool,
@@ -39,7 +40,6 @@ from abstaingen.model import (
     TaskOverlay,
     TaskPair,
     TaskVariant,
-    ToolKind,
     Witness,
 )
 from abstaingen.model.common import JsonValue
@@ -417,9 +417,6 @@ def _with_node_after(dag: ExecutionDag, node: DagNode, after: str) -> ExecutionD
 
 def describe(bundle: EnvironmentBundle, positive: PositiveTask) -> dict[str, str]:
     """What every perturbation template shows the model: the tools, the state, T+ and its solution."""
-    tools = [{"name": t.name, "kind": t.kind.value, "description": t.description, "arguments": t.input_schema,
-              "reversible": not bundle.irreversible(t.name) if t.kind == ToolKind.COMMIT else None}
-             for t in bundle.tools]
     act = positive.act
     solution = [{"id": n.id, "tool": n.tool, "arguments": n.args,
                  "bound": {k: f"{v.node}.{'.'.join(map(str, v.path))}" for k, v in n.bindings.items()}}
@@ -429,7 +426,7 @@ def describe(bundle: EnvironmentBundle, positive: PositiveTask) -> dict[str, str
              "final_state": [a.model_dump(mode="json") for a in act.final_state],
              "expected_answer": act.expected_answer,
              "answer_from": act.answer_from.model_dump(mode="json") if act.answer_from else None}
-    return {"system_prompt": act.system_prompt, "tools": json.dumps(tools, ensure_ascii=False),
+    return {"system_prompt": act.system_prompt, "tools": tool_cards(bundle),
             "state": json.dumps(bundle.initial_state, ensure_ascii=False)[:12000],
             "positive": json.dumps(shown, ensure_ascii=False)}
 

@@ -68,6 +68,23 @@ def system_prompt(bundle: EnvironmentBundle) -> str:
             f"{TODAY.isoformat()}. You act on the user's behalf through the tools provided. {rules}").strip()
 
 
+def tool_cards(bundle: EnvironmentBundle) -> str:
+    """The tools as the task-writing prompts show them: besides what the agent sees (name, description,
+    arguments), what a commit changes, whether and by which tool it is undone, and what amount it moves,
+    so that a writer need not guess the final state or which tools could deliver an outcome."""
+    cards = []
+    for t in bundle.tools:
+        card: dict[str, object] = {"name": t.name, "kind": t.kind.value, "description": t.description,
+                                   "arguments": t.input_schema}
+        if t.kind == ToolKind.COMMIT:
+            card.update(changes=t.effect or "", reversible=not bundle.irreversible(t.name), undone_by=t.undone_by or "")
+            if t.impact is not None:
+                card["moves"] = {"what": t.impact.category, "amount_argument": t.impact.argument or "",
+                                 "amount_field": t.impact.record_field or ""}
+        cards.append(card)
+    return json.dumps(cards, ensure_ascii=False)
+
+
 def to_variant(bundle: EnvironmentBundle, candidate: PositiveDraft, task_id: str) -> TaskVariant:
     """The act side the draft describes; ValueError lists what cannot be converted."""
     problems: list[str] = []
@@ -190,10 +207,8 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
         return await check_replay(bundle, act, backend, RecordRef(collection=candidate.target_collection,
                                                                   record_id=candidate.target_record_id))
 
-    tools = [{"name": t.name, "kind": t.kind.value, "description": t.description, "arguments": t.input_schema}
-             for t in bundle.tools]
     prompt = render(STAGE, schema=json.dumps(strict_schema(PositiveDraft)), system_prompt=system_prompt(bundle),
-                    tools=json.dumps(tools, ensure_ascii=False), state=json.dumps(bundle.initial_state)[:12000],
+                    tools=tool_cards(bundle), state=json.dumps(bundle.initial_state)[:12000],
                     twin=NEEDS[scenario].positive, today=TODAY.isoformat(),
                     records={"collection": records[0], "ids": records[1]} if records else None)
     accepted = await draft(caller, STAGE, model_key, prompt, PositiveDraft, checks, max_rounds, log)
