@@ -6,6 +6,7 @@ test_flow_end_to_end.py, test_ood_flow.py and test_operations.py check what only
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from collections.abc import Iterator
@@ -37,16 +38,24 @@ def api() -> Iterator[str]:
         yield str(PREFECT_API_URL.value())
 
 
-@pytest.fixture(autouse=True)
-def own_run_label() -> Iterator[None]:
+@contextlib.contextmanager
+def run_label_restored() -> Iterator[None]:
     """A run marks its process as the owner of what it starts; here that process is the test session's,
     whose later CLI runs must carry labels of their own."""
     before = os.environ.get(RUN_OWNER_ENV)
-    yield
-    if before is None:
-        os.environ.pop(RUN_OWNER_ENV, None)
-    else:
-        os.environ[RUN_OWNER_ENV] = before
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(RUN_OWNER_ENV, None)
+        else:
+            os.environ[RUN_OWNER_ENV] = before
+
+
+@pytest.fixture(autouse=True)
+def own_run_label() -> Iterator[None]:
+    with run_label_restored():
+        yield
 
 
 def builtin_config(output: Path, seed: int, domains: tuple[str, ...] = ("travel",)) -> GenerateConfig:
@@ -68,11 +77,9 @@ def published_then_refused(api: str, tmp_path_factory: pytest.TempPathFactory):
     from abstaingen.flows.generate import run_generate_flow
 
     output = tmp_path_factory.mktemp("in-process") / "out"
-    with pytest.MonkeyPatch.context() as patch:
+    with run_label_restored():
         first = run_generate_flow(builtin_config(output, 5))
-        patch.delenv(RUN_OWNER_ENV, raising=False)
         again = run_generate_flow(builtin_config(output, 5))
-        patch.delenv(RUN_OWNER_ENV, raising=False)
     return output / DATASET, first, again
 
 

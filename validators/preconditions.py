@@ -23,6 +23,7 @@ from abstaingen.model import (
     Deliverable,
     EnvironmentBundle,
     TaskPair,
+    TaskVariant,
 )
 from abstaingen.model.perturbation import (
     DISCLOSE,
@@ -93,9 +94,8 @@ def _high_stakes(pair: TaskPair, bundle: EnvironmentBundle) -> list[str]:
     return []
 
 
-def _depends_on(pair: TaskPair, bundle: EnvironmentBundle, node: str, field: str) -> bool:
+def depends_on(act: TaskVariant, bundle: EnvironmentBundle, node: str, field: str) -> bool:
     """Whether the act side's answer or commit uses `field` as the act side's DAG reads it at `node`."""
-    act = pair.act
     if act.deliverable == Deliverable.INFO:
         return act.answer_from is not None and act.answer_from.node == node and act.answer_from.path == [field]
     for dag_node in act.reference_dag.nodes:
@@ -115,7 +115,7 @@ def _conflicting_evidence(pair: TaskPair, bundle: EnvironmentBundle) -> list[str
     assert isinstance(witness, ConflictingEvidenceWitness)
     field = witness.path_a[-1] if witness.path_a else ""
     problems = []
-    if not isinstance(field, str) or not _depends_on(pair, bundle, witness.read_a.id, field):
+    if not isinstance(field, str) or not depends_on(pair.act, bundle, witness.read_a.id, field):
         problems.append(f"T+ does not depend on {field}: no commit of T+ takes an argument bound from the {field} "
                         f"its step {witness.read_a.id} reads, and its answer is not {field}, so a careful person would "
                         f"act and mention the difference; T+ must take {field} from that read (a binding), not a "

@@ -164,7 +164,7 @@ async def _no_other_route(session, pair: TaskPair, bundle: EnvironmentBundle, pr
     return f"no alternative among {len(probes)} probed tools"
 
 
-def _same_effect(bundle: EnvironmentBundle, key_tool: str, effect: str, hidden: list[str]) -> list[str]:
+def same_effect(bundle: EnvironmentBundle, key_tool: str, effect: str, hidden: list[str]) -> list[str]:
     """Tools left to T- that declare the effect T+ delivers through `key_tool`. The tool that undoes
     `key_tool` changes the same field back and cannot deliver the outcome, so it does not count (the
     probes of _no_other_route still call it)."""
@@ -178,7 +178,7 @@ async def missing_capability(session, pair: TaskPair, w: MissingCapabilityWitnes
     hidden = pair.abstain.overlay.hidden_tools
     if w.hidden_tool not in hidden:
         raise WitnessFailed(f"{w.hidden_tool} is not hidden in T-")
-    if others := _same_effect(bundle, w.hidden_tool, w.effect, hidden):
+    if others := same_effect(bundle, w.hidden_tool, w.effect, hidden):
         raise WitnessFailed(f"remaining tools declare the same effect: {others}")
     return f"{w.hidden_tool} hidden; " + await _no_other_route(session, pair, bundle, w.probe_args, set())
 
@@ -191,7 +191,7 @@ async def tool_failure(session, pair: TaskPair, w: ToolFailureWitness, bundle) -
         outcome = await session.call(w.failing_call.tool, w.failing_call.args)
         if outcome.ok:
             raise WitnessFailed(f"{w.failing_call.tool} succeeded on attempt {attempt}")
-    if others := _same_effect(bundle, w.failing_call.tool, w.effect, pair.abstain.overlay.hidden_tools):
+    if others := same_effect(bundle, w.failing_call.tool, w.effect, pair.abstain.overlay.hidden_tools):
         raise WitnessFailed(f"other tools declare the same effect: {others}")
     route = await _no_other_route(session, pair, bundle, w.probe_args, {w.failing_call.tool})
     return f"{w.failing_call.tool} fails {w.attempts} times in a row; {route}"

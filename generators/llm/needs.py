@@ -24,6 +24,7 @@ from abstaingen.model import (
     ToolSpec,
 )
 from abstaingen.model.perturbation import SCENARIOS
+from abstaingen.validators.witness import same_effect
 
 
 @dataclass(frozen=True)
@@ -48,12 +49,8 @@ def _lookups(bundle: EnvironmentBundle) -> list[ToolSpec]:
 
 
 def _owner_with_several(bundle: EnvironmentBundle) -> str | None:
-    for tool in _lookups(bundle):
-        for records in _records(bundle).values():
-            for parameter in _parameters(tool):
-                values = [r.get(parameter) for r in records if isinstance(r.get(parameter), str) and r.get(parameter)]
-                if any(values.count(v) >= 2 for v in values):
-                    return None
+    if _owned_records(bundle) is not None:
+        return None
     return ("no lookup lists several records of one owner: give a lookup tool a parameter named exactly like a "
             "field of the records (e.g. owner), and one owner two or more records in that collection")
 
@@ -87,10 +84,9 @@ def _confirmed_amount(bundle: EnvironmentBundle) -> str | None:
 
 
 def _single_route(bundle: EnvironmentBundle) -> str | None:
-    for tool in bundle.tools:
-        if tool.kind == ToolKind.COMMIT and tool.effect and not any(
-                other.effect == tool.effect and other.name not in {tool.name, tool.undone_by} for other in bundle.tools):
-            return None
+    if any(t.kind == ToolKind.COMMIT and t.effect and not same_effect(bundle, t.name, t.effect, [])
+           for t in bundle.tools):
+        return None
     return ("every commit's effect is also declared by another tool (its undo aside): give at least one commit an "
             "effect (collection.field or collection.field=value) that no other tool declares")
 

@@ -36,6 +36,7 @@ from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxError, SandboxSession
 from abstaingen.store import bundle_in_scratch
 from abstaingen.validators.policy import act_policy_problems
+from abstaingen.validators.preconditions import depends_on
 from abstaingen.validators.replay_check import check_positive_replay
 
 STAGE = "positive_task"
@@ -138,22 +139,16 @@ def unknowable_ids(bundle: EnvironmentBundle, act: TaskVariant, trace: Trace) ->
 
 def compared_value_unused(bundle: EnvironmentBundle, act: TaskVariant) -> str | None:
     """For the task whose twin makes two systems disagree: the value the cross_check rule covers must flow
-    from a read into the commit (or be the answer), else the disagreement changes nothing a careful
-    assistant does. Found here, where it can be fixed, not at the twin, where it cannot."""
-    fields = {p.field for p in bundle.policies_of(CrossCheckPolicy)}
+    from a read into the commit (or be the answer), as the twin's precondition will ask (`depends_on`),
+    else the disagreement changes nothing a careful assistant does. Found here, where it can be fixed,
+    not at the twin, where it cannot."""
+    fields = sorted({p.field for p in bundle.policies_of(CrossCheckPolicy)})
+    if any(depends_on(act, bundle, node.id, field) for node in act.reference_dag.nodes for field in fields):
+        return None
     if act.deliverable == Deliverable.INFO:
-        if act.answer_from is not None and act.answer_from.path and act.answer_from.path[-1] in fields:
-            return None
-        return f"cross_check: the answer must be the value the cross_check rule covers ({', '.join(sorted(fields))})"
-    for node in act.reference_dag.nodes:
-        if node.tool not in act.critical_actions:
-            continue
-        impact = bundle.tool(node.tool).impact
-        if (impact is not None and impact.record_field in fields) or any(
-                ref.path and ref.path[-1] in fields for ref in node.bindings.values()):
-            return None
-    return (f"cross_check: the commit must take {' or '.join(sorted(fields))} from the step that reads it, by a "
-            "binding (path ending in that field), not as a literal: the twin makes the second system's copy "
+        return f"cross_check: the answer must be the value the cross_check rule covers ({', '.join(fields)})"
+    return (f"cross_check: the commit must take {' or '.join(fields)} from the step that reads the record, by a "
+            "binding whose path is that field, not as a literal: the twin makes the second system's copy "
             "disagree, which matters only if the task depends on the value")
 
 
