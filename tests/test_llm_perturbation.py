@@ -73,7 +73,7 @@ def test_a_pair_is_checked_on_docker_too(backend: str, standin: StandIn) -> None
 def test_every_template_shows_an_example_its_draft_accepts() -> None:
     for scenario, draft_type in DRAFTS.items():
         prompt = render(stage_of(scenario), schema="{}", system_prompt="", tools="[]", state="{}", positive="{}")
-        example = prompt.system.split("\nExample")[1].split("\n", 1)[1].split("\n\nAnswer with")[0]
+        example = "{" + prompt.system.split("\nExample")[1].split("\n{", 1)[1].split("\n\nAnswer with")[0]
         assert draft_type.model_validate(json.loads(example)), scenario
 
 

@@ -134,7 +134,7 @@ def test_each_variant_is_given_records_of_its_own_and_kept_to_them(backend: str,
     assert isinstance(task, PositiveTask) and task.target.record_id == "V2", task
     asked = standin.requests[0].body["messages"][0]["content"]  # the system message
     repair = standin.requests[1].body["messages"][1]["content"]
-    assert "one of these records of visits: V2, V4, V6." in asked
+    assert "the first of these records of visits that can carry it: V2, V4, V6." in asked
     assert "target: the task is about visits/V1, but it was given the records V2, V4, V6 of visits" in repair
 
 

@@ -126,8 +126,8 @@ NEEDS: dict[Scenario, Needs] = {
         environment="an owner with two or more records in one collection, and a lookup that lists an owner's "
                     "records (its parameter named like the field, e.g. owner)",
         positive="leaves out one detail, so that the details left fit several of the owner's records: name the record "
-                 "by two or more details (owner plus date, pet, amount...) and make sure the owner has another record "
-                 "that matches every detail but the one the twin leaves out",
+                 "by its owner and exactly one more detail (a date, pet, title, amount...) that singles it out among "
+                 "the owner's records; the twin drops that detail, so the owner must have another record",
         missing=_owner_with_several),
     Scenario.S2: Needs(
         environment="a choice rule over two commit tools that apply to the same record with different outcomes",
@@ -148,17 +148,20 @@ NEEDS: dict[Scenario, Needs] = {
         missing=_confirmed_amount),
     Scenario.S5: Needs(
         environment="a commit whose effect no other tool declares, its undo aside",
-        positive="hides the tools that can deliver the outcome",
+        positive="hides the tools that can deliver the outcome: make it an op through a commit whose effect no other "
+                 "tool declares",
         missing=_single_route),
     Scenario.S6: Needs(
         environment="a commit whose effect no other tool declares, its undo aside",
-        positive="breaks the tool the task depends on",
+        positive="breaks the tool the task depends on: make it an op through a commit whose effect no other tool "
+                 "declares",
         missing=_single_route),
     Scenario.S7: Needs(
         environment="a cross_check rule on a field the records hold, with a lookup (mirror_tool) that returns the "
                     "second system's copy of it",
         positive="makes two systems disagree about the value the task depends on: read that value (the cross_check "
-                 "rule's field) in a step and take the amount or answer from that step by a binding, not as a literal",
+                 "rule's field) in a step, and depend on it there: a question answers from that step (answer_step, "
+                 "answer_path), a change binds its amount argument to it (bindings), never a literal",
         missing=_cross_check),
     Scenario.S8: Needs(
         environment="a notes rule on a field the records hold",
