@@ -22,6 +22,7 @@ from abstaingen.model.perturbation import WITNESS_FOR_SCENARIO
 from abstaingen.prompts import render
 from abstaingen.providers.repair import RepairFailed, RepairLog
 from abstaingen.sandboxes.backends import get_backend
+from abstaingen.sandboxes.kept import KeptSessions
 
 pytestmark = pytest.mark.component
 
@@ -43,7 +44,7 @@ def run(standin: StandIn, scenario: Scenario, backend: str = "bwrap", max_rounds
         bundle: EnvironmentBundle = CLINIC) -> tuple[TaskPair | Exception, RepairLog]:
     log = RepairLog()
     result = run_stage(standin, lambda caller: perturb(caller, "writer", positive(scenario, bundle), bundle, PROVENANCE,
-                                                       get_backend(backend), max_rounds, log),
+                                                       KeptSessions(get_backend(backend)), max_rounds, log),
                        lost=(RepairFailed, NotApplicable))
     return result, log
 
@@ -147,5 +148,5 @@ def test_a_positive_task_that_breaks_a_rule_is_a_finding_for_the_model() -> None
                                                                                               "amount": 20.0}),
                          "bindings": []}]}
     act = to_variant(CLINIC, PositiveDraft(**unread), "unread-act")
-    found = anyio.run(check_replay, CLINIC, act, get_backend("bwrap"), RecordRef(collection="visits", record_id="V4"))
+    found = anyio.run(check_replay, CLINIC, act, KeptSessions(get_backend("bwrap")), RecordRef(collection="visits", record_id="V4"))
     assert found == ["act_policies: the act side acts on visits/V4 without reading its notes first"]

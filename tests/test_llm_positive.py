@@ -19,6 +19,7 @@ from abstaingen.generators.llm.positive import write_positive_task
 from abstaingen.model import Deliverable, Scenario
 from abstaingen.providers.repair import RepairFailed, RepairLog
 from abstaingen.sandboxes.backends import get_backend
+from abstaingen.sandboxes.kept import KeptSessions
 
 pytestmark = pytest.mark.component
 
@@ -67,7 +68,8 @@ def write(standin: StandIn, backend: str, max_rounds: int = 2, variant: int = 0,
           scenario: Scenario = Scenario.S1) -> tuple[PositiveTask | RepairFailed, RepairLog]:
     log = RepairLog()
     result = run_stage(standin, lambda caller: write_positive_task(caller, "writer", CLINIC, scenario, variant,
-                                                                   get_backend(backend), max_rounds, log, variants))
+                                                                   KeptSessions(get_backend(backend)), max_rounds, log,
+                                                                   variants))
     return result, log  # type: ignore[return-value]
 
 
@@ -104,7 +106,7 @@ def test_a_draft_that_stays_ambiguous_fails_the_stage(backend: str, standin: Sta
 def test_a_sandbox_that_fails_once_costs_no_repair_round(standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
     """A slow or dying sandbox is the machine's fault, not the draft's: the check runs again in a fresh
     sandbox instead of sending the model a finding it cannot act on (and spending a round on it)."""
-    from abstaingen.generators.llm import positive
+    from abstaingen.sandboxes import kept
     from abstaingen.sandboxes.session import SandboxError, SandboxSession
 
     failures = [SandboxError("get_visit did not answer within 10 s")]
@@ -115,7 +117,7 @@ def test_a_sandbox_that_fails_once_costs_no_repair_round(standin: StandIn, monke
                 raise failures.pop()
             return await super().__aenter__()
 
-    monkeypatch.setattr(positive, "SandboxSession", FailsOnce)
+    monkeypatch.setattr(kept, "SandboxSession", FailsOnce)
     standin.script("positive_task", Answer(INFO))  # one answer only: a second request would fail the test
     task, log = write(standin, "local")
     assert isinstance(task, PositiveTask), task

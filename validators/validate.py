@@ -7,6 +7,8 @@ environment: replay of T+ (twice, for determinism), the witness of T-, and the b
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import anyio
 from abstaingen.model import CheckResult, EnvironmentBundle, FunnelStage, TaskPair, ValidationReport
 from abstaingen.model.common import Model
 from abstaingen.sandboxes.backends import SandboxBackend
+from abstaingen.sandboxes.kept import KeptSessions
 from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxError, SandboxSession
 from abstaingen.sandboxes.trust import implementation_hash, written_by_abstaingen
@@ -83,9 +86,13 @@ class SandboxRun:
     retried: Counter[str] = field(default_factory=Counter)
 
 
-async def _run_in_sandbox(bundle: EnvironmentBundle, bundle_dir: Path, backend: SandboxBackend,
-                          pairs: list[TaskPair]) -> SandboxRun:
-    """Environment checks, then every pair, in one sandbox while it lasts.
+def _fresh(bundle_dir: Path, backend: SandboxBackend) -> Callable[[], AbstractAsyncContextManager[SandboxSession]]:
+    return lambda: SandboxSession(bundle_dir, backend)
+
+
+async def _run_in_sandbox(bundle: EnvironmentBundle, sessions: Callable[[], AbstractAsyncContextManager[SandboxSession]],
+                          pairs: list[TaskPair], check_env: bool = True) -> SandboxRun:
+    """Environment checks (unless `check_env` is false), then every pair, in one sandbox while it lasts.
 
     A sandbox that dies or stops answering says nothing about the data: it is replaced and the
     work it was doing (the environment checks, or one pair) runs again. Only work whose sandbox
@@ -93,27 +100,29 @@ async def _run_in_sandbox(bundle: EnvironmentBundle, bundle_dir: Path, backend: 
     failure and is never retried). Environment checks that fail end the work: every pair would fail."""
     pending = list(pairs)
     run = SandboxRun()
+    env_done = not check_env
     attempts: Counter[str] = Counter()
     while pending:
         try:
-            async with SandboxSession(bundle_dir, backend) as session:
-                if not run.environment:
+            async with sessions() as session:
+                if not env_done:
                     run.environment = await check_environment(session, bundle)
+                    env_done = True
                     if not all(c.passed for c in run.environment):
                         return run
                 while pending:
                     run.executed[pending[0].pair_id] = await _execute(session, pending[0], bundle)
                     pending.pop(0)
         except SandboxError as exc:
-            work = pending[0].pair_id if run.environment else ""
+            work = pending[0].pair_id if env_done else ""
             attempts[work] += 1
             if attempts[work] < SANDBOX_ATTEMPTS:
-                layer = "replay" if run.environment else "env_checks"
+                layer = "replay" if env_done else "env_checks"
                 run.retried[layer] += 1
                 continue
-            failed = CheckResult(name=INFRASTRUCTURE if run.environment else ENV_INFRASTRUCTURE, passed=False,
+            failed = CheckResult(name=INFRASTRUCTURE if env_done else ENV_INFRASTRUCTURE, passed=False,
                                  detail=f"the sandbox failed on {SANDBOX_ATTEMPTS} attempts, the last: {exc}")
-            if not run.environment:
+            if not env_done:
                 run.environment = [failed]
                 return run
             run.executed[pending.pop(0).pair_id] = ValidationReport(checks=[failed])
@@ -146,16 +155,21 @@ async def check_candidate_environment(bundle: EnvironmentBundle, backend: Sandbo
 
 
 async def validate_pairs_async(bundle: EnvironmentBundle, pairs: list[TaskPair], backend: SandboxBackend,
-                               allow_unsandboxed: bool = False) -> ValidatedBatch:
-    """Validate one environment and its candidate pairs in one sandbox session."""
+                               allow_unsandboxed: bool = False, kept: KeptSessions | None = None) -> ValidatedBatch:
+    """Validate one environment and its candidate pairs in one sandbox session. With `kept` (the llm
+    backend's drafts of twins in an environment it accepted), the environment's kept session serves and
+    the environment checks it passed already are not run again (the validate stage runs them once more)."""
     environment = [check_sandbox_policy(bundle, backend, allow_unsandboxed), check_code(bundle)]
     # both before any sandbox sees the code
     structural = {p.pair_id: [*structural_checks(p, bundle), check_preconditions(p, bundle)] for p in pairs}
     executable = [p for p in pairs if all(c.passed for c in structural[p.pair_id])]
     run = SandboxRun()
     if all(c.passed for c in environment) and executable:
-        with bundle_in_scratch(bundle) as bundle_dir:
-            run = await _run_in_sandbox(bundle, bundle_dir, backend, executable)
+        if kept is not None:
+            run = await _run_in_sandbox(bundle, lambda: kept.session(bundle), executable, check_env=False)
+        else:
+            with bundle_in_scratch(bundle) as bundle_dir:
+                run = await _run_in_sandbox(bundle, _fresh(bundle_dir, backend), executable)
             environment += run.environment
 
     checked = []

@@ -61,7 +61,7 @@ from abstaingen.providers.calls import Caller
 from abstaingen.providers.drafts import Draft, parse_json, path_of, strict_schema
 from abstaingen.providers.repair import RepairLog, draft
 from abstaingen.registry import Registry
-from abstaingen.sandboxes.backends import SandboxBackend
+from abstaingen.sandboxes.kept import KeptSessions
 from abstaingen.validators.validate import validate_pairs_async
 
 
@@ -432,9 +432,9 @@ def describe(bundle: EnvironmentBundle, positive: PositiveTask) -> dict[str, str
 
 
 async def perturb(caller: Caller, model_key: str, positive: PositiveTask, bundle: EnvironmentBundle,
-                  provenance: Provenance, backend: SandboxBackend, max_rounds: int = 2,
+                  provenance: Provenance, sessions: KeptSessions, max_rounds: int = 2,
                   log: RepairLog | None = None, allow_unsandboxed: bool = False) -> TaskPair:
-    """T- for `positive`, taken only once the pair passed every validation layer in `backend`."""
+    """T- for `positive`, taken only once the pair passed every validation layer in the sandbox of `sessions`."""
     scenario = positive.scenario
     if reason := unsupported(bundle, scenario, positive.act.deliverable):
         raise NotApplicable(reason)
@@ -445,7 +445,7 @@ async def perturb(caller: Caller, model_key: str, positive: PositiveTask, bundle
             pair = to_pair(bundle, positive, candidate, provenance)
         except (ValueError, ValidationError) as exc:
             return str(exc).split("; ")
-        batch = await validate_pairs_async(bundle, [pair], backend, allow_unsandboxed)
+        batch = await validate_pairs_async(bundle, [pair], sessions.backend, allow_unsandboxed, kept=sessions)
         return [f"{c.name}: {c.detail}" for p in batch.rejected for c in p.validation.failures()]
 
     prompt = render(stage, schema=json.dumps(strict_schema(draft_type)), **describe(bundle, positive))

@@ -31,10 +31,9 @@ from abstaingen.prompts import render
 from abstaingen.providers.calls import Caller
 from abstaingen.providers.drafts import Draft, StepDraft, parse_json, path_of, strict_schema, to_dag
 from abstaingen.providers.repair import RepairLog, draft
-from abstaingen.sandboxes.backends import SandboxBackend
+from abstaingen.sandboxes.kept import KeptSessions
 from abstaingen.sandboxes.replay import replay
-from abstaingen.sandboxes.session import SandboxError, SandboxSession
-from abstaingen.store import bundle_in_scratch
+from abstaingen.sandboxes.session import SandboxError
 from abstaingen.validators.policy import act_policy_problems
 from abstaingen.validators.preconditions import depends_on
 from abstaingen.validators.replay_check import check_positive_replay
@@ -152,19 +151,18 @@ def compared_value_unused(bundle: EnvironmentBundle, act: TaskVariant) -> str | 
             "disagree, which matters only if the task depends on the value")
 
 
-async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, backend: SandboxBackend,
+async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, sessions: KeptSessions,
                        target: RecordRef | None = None) -> list[str]:
     """What is wrong with the act side when its DAG replays in the sandbox (empty: nothing): the replay
     checks, the environment's policies, and steps an agent could not know to make."""
-    with bundle_in_scratch(bundle) as folder:
-        for attempt in (1, 2):  # a sandbox that failed (a slow machine) is a fault, not a finding: once more
-            try:
-                async with SandboxSession(folder, backend) as session:
-                    runs = await replay(session, [act], REPLAYS)
-                break
-            except SandboxError as exc:
-                if attempt == 2:
-                    return [f"replay: the sandbox failed twice, the last time: {exc}"]
+    for attempt in (1, 2):  # a sandbox that failed (a slow machine) is a fault, not a finding: once more
+        try:
+            async with sessions.session(bundle) as session:
+                runs = await replay(session, [act], REPLAYS)
+            break
+        except SandboxError as exc:
+            if attempt == 2:
+                return [f"replay: the sandbox failed twice, the last time: {exc}"]
     problems = [f"{c.name}: {c.detail}" for c in check_positive_replay(act, runs) if not c.passed]
     if runs[0].completed:
         problems += [f"act_policies: {p}" for p in act_policy_problems(act, target, bundle, runs[0])]
@@ -182,7 +180,7 @@ async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, backend: San
 
 
 async def write_positive_task(caller: Caller, model_key: str, bundle: EnvironmentBundle, scenario: Scenario,
-                              variant: int, backend: SandboxBackend, max_rounds: int = 2,
+                              variant: int, sessions: KeptSessions, max_rounds: int = 2,
                               log: RepairLog | None = None, variants: int = 1) -> PositiveTask:
     """T+ for one slot; of `variants` per scenario, this is `variant`, about a record assigned to it."""
     pair_id = f"{bundle.env_id}-{scenario.value.lower()}-{variant}"
@@ -199,7 +197,7 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
             return str(exc).split("; ")
         if scenario == Scenario.S7 and (problem := compared_value_unused(bundle, act)):
             return [problem]
-        return await check_replay(bundle, act, backend, RecordRef(collection=candidate.target_collection,
+        return await check_replay(bundle, act, sessions, RecordRef(collection=candidate.target_collection,
                                                                   record_id=candidate.target_record_id))
 
     prompt = render(STAGE, schema=json.dumps(strict_schema(PositiveDraft)), system_prompt=system_prompt(bundle),

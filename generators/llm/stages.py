@@ -19,6 +19,7 @@ from abstaingen.providers import ProviderError, api_key, require_sdk
 from abstaingen.providers.calls import BudgetExhausted, caller_for
 from abstaingen.providers.repair import RepairFailed, RepairLog
 from abstaingen.sandboxes.backends import SandboxLimits, get_backend
+from abstaingen.sandboxes.kept import KeptSessions
 
 if TYPE_CHECKING:
     from abstaingen.config import GenerateConfig, SeedInstruction
@@ -57,6 +58,7 @@ class LlmGenerator:
         self.variants = config.generation.variants_per_scenario
         self.backend = get_backend(config.sandbox.backend, SandboxLimits(call_timeout_s=config.sandbox.call_timeout_s,
                                                                          memory_mb=config.sandbox.memory_mb))
+        self.sessions = KeptSessions(self.backend)  # drafts of one environment are checked in one sandbox
         self.allow_unsandboxed = config.sandbox.allow_unsandboxed
         if not self.backend.isolated and not self.allow_unsandboxed:
             raise AbstaingenError(f"the llm backend runs model-written code only in an isolating sandbox (docker or "
@@ -84,7 +86,7 @@ class LlmGenerator:
         if reason := perturbation.unsupported(bundle, scenario):
             raise NotApplicable(reason)
         return await self._run(positive.STAGE, positive.write_positive_task(
-            self.caller, self.model_key, bundle, scenario, variant, self.backend, self.rounds, self.log,
+            self.caller, self.model_key, bundle, scenario, variant, self.sessions, self.rounds, self.log,
             self.variants))
 
     async def perturb(self, positive_task: PositiveTask, bundle: EnvironmentBundle, provenance: Provenance,
@@ -99,7 +101,7 @@ class LlmGenerator:
                               **{templates[key]: template_hash(templates[key]) for key in written if key in templates},
                               "repair": template_hash("repair")}})
         return await self._run(stage, perturbation.perturb(
-            self.caller, self.model_key, positive_task, bundle, provenance, self.backend, self.rounds, self.log,
+            self.caller, self.model_key, positive_task, bundle, provenance, self.sessions, self.rounds, self.log,
             self.allow_unsandboxed))
 
     def report(self) -> GenerationReport:
@@ -108,4 +110,5 @@ class LlmGenerator:
                                 repairs=self.log.counts(), cost=self.caller.ledger())
 
     async def aclose(self) -> None:
+        await self.sessions.aclose()
         await self.caller.aclose()
