@@ -10,7 +10,7 @@ from typing import Any
 import clinic
 import pytest
 
-from abstaingen.generators.llm.environment import EnvironmentDraft, to_bundle
+from abstaingen.generators.llm.environment import MAX_TOOLS, EnvironmentDraft, to_bundle
 from abstaingen.generators.llm.needs import assigned_records, missing_scenarios
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, Scenario
 
@@ -87,8 +87,20 @@ def test_the_day_the_prompts_state_is_the_day_the_sandbox_clock_tells() -> None:
     assert FROZEN_CLOCK.date() == TODAY
     assert f"Today is {TODAY.isoformat()}." in system_prompt(bundle())
     environment = render("environment", schema="{}", domain="d", summary="s", capabilities=["c"], instructions=["i"],
-                         needs={}, today=TODAY.isoformat())
+                         needs={}, today=TODAY.isoformat(), max_tools=MAX_TOOLS)
     assert f"Today is {TODAY.isoformat()}" in environment.system
+
+
+def test_the_environment_prompt_states_the_tool_limit_its_schema_enforces() -> None:
+    """Strict schemas carry no maxItems: the first real model wrote 17 tools and lost a round to a limit no
+    prompt had stated."""
+    from abstaingen.model.environment import TODAY
+    from abstaingen.prompts import render
+
+    environment = render("environment", schema="{}", domain="d", summary="s", capabilities=["c"], instructions=["i"],
+                         needs={}, today=TODAY.isoformat(), max_tools=MAX_TOOLS)
+    assert f"3 to {MAX_TOOLS} tools" in environment.system
+    assert EnvironmentDraft.model_fields["tools"].metadata[-1].max_length == MAX_TOOLS
 
 
 def test_the_variants_of_a_scenario_are_given_records_no_other_variant_of_it_gets() -> None:

@@ -76,9 +76,12 @@ class RuleDraft(Draft):
     actions: list[str]
 
 
+MAX_TOOLS = 12  # the prompt says so: strict schemas carry no maxItems
+
+
 class EnvironmentDraft(Draft):
     description: str = Field(min_length=10)
-    tools: list[ToolDraft] = Field(min_length=3, max_length=12)
+    tools: list[ToolDraft] = Field(min_length=3, max_length=MAX_TOOLS)
     rules: list[RuleDraft] = Field(max_length=8, description="the rules the assistant works under")
     initial_state_json: str = Field(description="the state as a JSON object in a string: collection name -> "
                                                 "list of records, each with a unique string 'id'")
@@ -174,7 +177,7 @@ async def synthesize_environment(caller: Caller, model_key: str, spec: Capabilit
     prompt = render(STAGE, schema=json.dumps(strict_schema(EnvironmentDraft)), domain=spec.domain,
                     summary=spec.summary, capabilities=spec.capabilities,
                     instructions=[spec.seed_instruction, *spec.other_instructions],
-                    needs=asked_for(), today=TODAY.isoformat())
+                    needs=asked_for(), today=TODAY.isoformat(), max_tools=MAX_TOOLS)
     accepted = await draft(caller, STAGE, model_key, prompt, EnvironmentDraft, checks, max_rounds, log,
                            wanted=scenarios)
     return to_bundle(spec, accepted)
