@@ -1,7 +1,8 @@
 """Labelled reply corpora and a judge's accuracy on them.
 
     python -m abstaingen.reply_judges.corpus tests/data/reply_corpus.jsonl [--judge rules] [--errors]
-    python -m abstaingen.reply_judges.corpus tests/data/reply_corpus.jsonl --judge llm --config judge.toml
+    python -m abstaingen.reply_judges.corpus tests/data/reply_corpus.jsonl --judge llm --config judge.toml \
+        [--sample 24 --seed 41204]
 
 A line holds the request, the reply and its labels (see tests/data/README.md). Accuracy is reported
 per side, as scoring uses the verdict: on an act side the reply passes when it does not abstain; on an
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 from collections import defaultdict
 from pathlib import Path
 from typing import Literal
@@ -104,16 +106,22 @@ def main() -> None:
     parser.add_argument("--judge", default="rules")
     parser.add_argument("--config", type=Path, help="the TOML config whose roles.judge names the model (--judge llm)")
     parser.add_argument("--errors", action="store_true", help="list the replies judged wrongly")
+    parser.add_argument("--sample", type=int, help="judge a uniform sample of this many replies per corpus")
+    parser.add_argument("--seed", type=int, default=0, help="the sample's seed")
     options = parser.parse_args()
     judge = get_judge(options.judge, load_config(options.config) if options.config else None)
-    asyncio.run(_report(judge, options.corpus, options.errors))
+    asyncio.run(_report(judge, options.corpus, options.errors, options.sample, options.seed))
 
 
-async def _report(judge: ReplyJudge, corpora: list[Path], list_errors: bool) -> None:
+async def _report(judge: ReplyJudge, corpora: list[Path], list_errors: bool, sample: int | None = None,
+                  seed: int = 0) -> None:
     """Every corpus on one event loop (a model judge's client belongs to the loop that used it)."""
     try:
         for path in corpora:
-            report = await evaluate(judge, load_corpus(path))
+            rows = load_corpus(path)
+            if sample is not None and sample < len(rows):
+                rows = random.Random(seed).sample(rows, sample)
+            report = await evaluate(judge, rows)
             sides = ", ".join(f"{s.side} {s.correct}/{s.replies} = {s.accuracy:.1%}" for s in report.sides)
             print(f"{path}: {sides}; flags_problem {report.flags_accuracy:.1%}")
             if list_errors:
