@@ -58,6 +58,22 @@ def test_a_wrong_answer_is_sent_back_with_its_findings(wrong: object, finding: s
     assert repair_message.startswith(prompt().user)  # the original request is kept
 
 
+def test_a_long_answer_goes_back_whole(standin: StandIn) -> None:
+    """A real environment answer runs to ~30,000 characters; cut at 4,000, its repair round showed the model
+    7 of its 25 tools and none of its rules, state or code, and 'change only what the reasons require' could
+    not be followed."""
+    long = {**GOOD, "summary": "An assistant for a pet clinic. " + "It books, moves and cancels visits. " * 900}
+    standin.script("capability", Answer(long), Answer(GOOD))
+    result, _ = run(standin, check=lambda c: _async(["too long"] if len(c.summary) > 200 else []))
+    assert result == CapabilityDraft(**GOOD)
+    repair_message = standin.requests[1].body["messages"][1]["content"]
+    assert json.dumps(long["summary"])[1:-1] in repair_message
+
+
+async def _async(value: list[str]) -> list[str]:
+    return value
+
+
 def test_the_stages_own_checks_count_like_schema_errors(standin: StandIn) -> None:
     async def must_be_veterinary(candidate: CapabilityDraft) -> list[str]:
         return [] if "vet" in candidate.domain else [f"domain {candidate.domain!r} should name the veterinary trade"]

@@ -20,6 +20,7 @@ from abstaingen.providers.drafts import Draft, strict_schema
 
 D = TypeVar("D", bound=Draft)
 Check = Callable[[D], Awaitable[list[str]]]  # the stage's own checks: problems, empty when the draft is fine
+ANSWER_CHARS = 60_000  # the previous answer goes back whole (a real environment is ~30,000 characters)
 
 
 class RepairFailed(Exception):  # noqa: N818 - an outcome the funnel counts
@@ -94,7 +95,8 @@ async def draft(caller: Caller, stage: str, model_key: str, prompt: RenderedProm
                     return candidate
         if log is not None:
             log.note_problems(stage, problems)
-        user = render("repair", original=prompt.user, answer=answer[:4000], problems=problems).user
+        shown = answer if len(answer) <= ANSWER_CHARS else answer[:ANSWER_CHARS] + " [cut]"
+        user = render("repair", original=prompt.user, answer=shown, problems=problems).user
     if log is not None:
         (log.repaired if lacking is not None else log.failed)[stage] += 1
         log.rounds[stage] += max_rounds
