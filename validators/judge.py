@@ -184,7 +184,7 @@ def describe_pair(pair: TaskPair, bundle: EnvironmentBundle, observed: Observed 
             "act": json.dumps(shown_act, ensure_ascii=False), "abstain": json.dumps(shown_twin, ensure_ascii=False)}
 
 
-STATE_CHARS = 12000
+STATE_CHARS = 60_000
 T = TypeVar("T")
 
 

@@ -20,7 +20,7 @@ from pydantic import Field, ValidationError
 
 from abstaingen.generators.base import NotApplicable, PositiveTask
 from abstaingen.generators.llm.needs import NEEDS
-from abstaingen.generators.llm.positive import tool_cards
+from abstaingen.generators.llm.positive import state_json, tool_cards
 from abstaingen.model import (
     SCENARIOS,
     BrokenTool,
@@ -427,7 +427,7 @@ def describe(bundle: EnvironmentBundle, positive: PositiveTask) -> dict[str, str
              "expected_answer": act.expected_answer,
              "answer_from": act.answer_from.model_dump(mode="json") if act.answer_from else None}
     return {"system_prompt": act.system_prompt, "tools": tool_cards(bundle),
-            "state": json.dumps(bundle.initial_state, ensure_ascii=False)[:12000],
+            "state": state_json(bundle),
             "positive": json.dumps(shown, ensure_ascii=False)}
 
 

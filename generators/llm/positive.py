@@ -68,6 +68,15 @@ def system_prompt(bundle: EnvironmentBundle) -> str:
             f"{TODAY.isoformat()}. You act on the user's behalf through the tools provided. {rules}").strip()
 
 
+STATE_CHARS = 60_000  # a whole environment's state; a cut one hides the records tasks are written about
+
+
+def state_json(bundle: EnvironmentBundle) -> str:
+    """The initial state as the task-writing prompts show it."""
+    text = json.dumps(bundle.initial_state, ensure_ascii=False)
+    return text if len(text) <= STATE_CHARS else text[:STATE_CHARS] + " [cut]"
+
+
 def tool_cards(bundle: EnvironmentBundle) -> str:
     """The tools as the task-writing prompts show them: besides what the agent sees (name, description,
     arguments), what a commit changes, whether and by which tool it is undone, and what amount it moves,
@@ -78,6 +87,8 @@ def tool_cards(bundle: EnvironmentBundle) -> str:
                                    "arguments": t.input_schema}
         if t.kind == ToolKind.COMMIT:
             card.update(changes=t.effect or "", reversible=not bundle.irreversible(t.name), undone_by=t.undone_by or "")
+            if undoes := [o.name for o in bundle.tools if o.undone_by == t.name]:
+                card["undoes"] = undoes
             if t.impact is not None:
                 card["moves"] = {"what": t.impact.category, "amount_argument": t.impact.argument or "",
                                  "amount_field": t.impact.record_field or ""}
@@ -201,7 +212,7 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
                                                                   record_id=candidate.target_record_id))
 
     prompt = render(STAGE, schema=json.dumps(strict_schema(PositiveDraft)), system_prompt=system_prompt(bundle),
-                    tools=tool_cards(bundle), state=json.dumps(bundle.initial_state)[:12000],
+                    tools=tool_cards(bundle), state=state_json(bundle),
                     twin=NEEDS[scenario].positive, today=TODAY.isoformat(),
                     records={"collection": records[0], "ids": records[1]} if records else None)
     accepted = await draft(caller, STAGE, model_key, prompt, PositiveDraft, checks, max_rounds, log)
