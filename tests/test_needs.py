@@ -130,3 +130,37 @@ def test_the_task_prompts_show_what_each_commit_changes_and_moves() -> None:
     assert cards["refund_deposit"]["reversible"] is False
     assert cards["refund_deposit"]["moves"] == {"what": "refund", "amount_argument": "amount", "amount_field": ""}
     assert "changes" not in cards["get_visit"]  # a lookup changes nothing
+    assert cards["restore_visit"]["undoes"] == ["cancel_visit", "postpone_visit"]  # an undo says what it undoes
+
+
+def with_owners_collection(several_details: bool) -> Any:
+    """A second collection, pets, listed by owner too, that no commit changes; with several_details, the
+    visits lookup filters on the owner alone and the pets lookup on owner and species."""
+    def change(draft: dict) -> None:
+        state = json.loads(draft["initial_state_json"])
+        state = {"pets": [{"id": f"P{i}", "owner": v["owner"], "name": v["pet"], "species": "dog" if i % 2 else "cat"}
+                          for i, v in enumerate(state["visits"], 1)], **state}
+        draft["initial_state_json"] = json.dumps(state)
+        parameter = {"type": "string", "description": "the owner's name", "required": True}
+        species = {"name": "species", "type": "string", "description": "cat or dog", "required": False}
+        draft["tools"].insert(0, {**draft["tools"][0], "name": "find_pets", "description": "Pets of an owner.",
+                                  "kind": "lookup", "parameters": [{**parameter, "name": "owner"}, species],
+                                  "effect": "", "undone_by": "", "example_arguments_json": '{"owner": "Ana Ruiz"}',
+                                  "impact_category": "", "impact_argument": ""})
+        draft["implementation"] += ("\ndef find_pets(state, owner, species=None):\n    return [p for p in state['pets'] "
+                                    "if p['owner'] == owner and species in (None, p['species'])]\n")
+        if several_details:
+            finder = next(t for t in draft["tools"] if t["name"] == "find_visits")
+            finder["parameters"] = [p for p in finder["parameters"] if p["name"] == "owner"]
+    return change
+
+
+def test_s1_and_s3_tasks_are_about_the_records_their_lookups_and_commits_serve() -> None:
+    """Real-model answers were given records no commit changes (vehicles) for S1, and records of a collection
+    the multi-detail lookup does not search for S3: the twins could not be written."""
+    clinic_with_pets = bundle(with_owners_collection(several_details=False))
+    assert assigned_records(clinic_with_pets, Scenario.S1, 0, 1)[0] == "visits"  # type: ignore[index]
+    assert assigned_records(clinic_with_pets, Scenario.S3, 0, 1)[0] == "visits"  # type: ignore[index]
+    only_pets_filter = bundle(with_owners_collection(several_details=True))
+    assert assigned_records(only_pets_filter, Scenario.S1, 0, 1)[0] == "visits"  # type: ignore[index]
+    assert assigned_records(only_pets_filter, Scenario.S3, 0, 1)[0] == "pets"  # type: ignore[index]
