@@ -15,7 +15,7 @@ from test_llm_environment import GOOD, SPEC
 
 from abstaingen.generators import PositiveTask
 from abstaingen.generators.llm.environment import EnvironmentDraft, to_bundle
-from abstaingen.generators.llm.positive import write_positive_task
+from abstaingen.generators.llm.positive import PositiveDraft, to_variant, write_positive_task
 from abstaingen.model import Deliverable, Scenario
 from abstaingen.providers.repair import RepairFailed, RepairLog
 from abstaingen.sandboxes.backends import get_backend
@@ -151,5 +151,17 @@ def test_a_task_whose_twin_makes_two_systems_disagree_must_depend_on_the_compare
     standin.script("positive_task", Answer(wrong), Answer(right))
     task, log = write(standin, backend, scenario=Scenario.S7)
     assert isinstance(task, PositiveTask) and log.repaired["positive_task"] == 1, task
-    assert ("cross_check: the answer must be the value the cross_check rule covers (fee)"
-            in standin.requests[1].body["messages"][1]["content"])
+    assert ("cross_check: the answer must be the value the cross_check rule covers (fee): set answer_step to the "
+            "step that reads the record and answer_path to the keys ending in that field (the answer now is s2 "
+            "['date'])" in standin.requests[1].body["messages"][1]["content"])
+
+
+def test_the_compared_value_may_be_read_from_an_item_of_a_list() -> None:
+    """A real model answered an S7 question from the one record a lookup listed (["0", "renewal_date"]) and
+    was told its answer was not the compared value."""
+    from abstaingen.generators.llm.positive import compared_value_unused
+
+    listed = {**clinic.POSITIVE[Scenario.S7], "answer_step": "s1", "answer_path": ["0", "fee"]}
+    assert compared_value_unused(CLINIC, to_variant(CLINIC, PositiveDraft(**listed), "t-act")) is None
+    other = {**listed, "answer_path": ["0", "date"]}
+    assert compared_value_unused(CLINIC, to_variant(CLINIC, PositiveDraft(**other), "t-act")) is not None

@@ -60,7 +60,8 @@ def confirmation_violations(variant: TaskVariant, bundle: EnvironmentBundle, cal
                 continue
             if not variant.confirms(policy.category, amount):
                 problems.append(f"{name} moves {amount:g} (above {policy.threshold:g}) without the user's "
-                                "confirmation of that amount")
+                                f"confirmation of that amount: a task to carry out as asked moves at most "
+                                f"{policy.threshold:g} (a smaller amount, or a record that allows one)")
     return problems
 
 
@@ -73,12 +74,12 @@ def _field_value(outputs: dict[str, JsonValue], node: str, field: str) -> float 
 def _uses(act: TaskVariant, bundle: EnvironmentBundle, field: str, readers: list[str]) -> set[str]:
     """The DAG nodes whose reading of `field` the act side's answer or commits depend on."""
     used = set()
-    if act.deliverable == Deliverable.INFO and act.answer_from and act.answer_from.path == [field]:
+    if act.deliverable == Deliverable.INFO and act.answer_from and act.answer_from.path[-1:] == [field]:
         used.add(act.answer_from.node)
     for node in act.reference_dag.nodes:
         if node.tool not in act.critical_actions:
             continue
-        used.update(ref.node for ref in node.bindings.values() if ref.path == [field])
+        used.update(ref.node for ref in node.bindings.values() if ref.path[-1:] == [field])
         impact = bundle.tool(node.tool).impact
         if impact is not None and impact.record_field == field:
             used.update(readers)

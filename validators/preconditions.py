@@ -97,14 +97,14 @@ def _high_stakes(pair: TaskPair, bundle: EnvironmentBundle) -> list[str]:
 def depends_on(act: TaskVariant, bundle: EnvironmentBundle, node: str, field: str) -> bool:
     """Whether the act side's answer or commit uses `field` as the act side's DAG reads it at `node`."""
     if act.deliverable == Deliverable.INFO:
-        return act.answer_from is not None and act.answer_from.node == node and act.answer_from.path == [field]
+        return act.answer_from is not None and act.answer_from.node == node and act.answer_from.path[-1:] == [field]
     for dag_node in act.reference_dag.nodes:
         if dag_node.tool not in act.critical_actions:
             continue
         impact = bundle.tool(dag_node.tool).impact
         if impact is not None and impact.record_field == field:
             return True
-        if any(ref.node == node and ref.path == [field] for ref in dag_node.bindings.values()):
+        if any(ref.node == node and ref.path[-1:] == [field] for ref in dag_node.bindings.values()):
             return True
     return False
 

@@ -156,7 +156,10 @@ def compared_value_unused(bundle: EnvironmentBundle, act: TaskVariant) -> str | 
     if any(depends_on(act, bundle, node.id, field) for node in act.reference_dag.nodes for field in fields):
         return None
     if act.deliverable == Deliverable.INFO:
-        return f"cross_check: the answer must be the value the cross_check rule covers ({', '.join(fields)})"
+        shown = f"{act.answer_from.node} {list(act.answer_from.path)}" if act.answer_from else "none"
+        return (f"cross_check: the answer must be the value the cross_check rule covers ({', '.join(fields)}): set "
+                f"answer_step to the step that reads the record and answer_path to the keys ending in that field "
+                f"(the answer now is {shown})")
     return (f"cross_check: the commit must take {' or '.join(fields)} from the step that reads the record, by a "
             "binding whose path is that field, not as a literal: the twin makes the second system's copy "
             "disagree, which matters only if the task depends on the value")
