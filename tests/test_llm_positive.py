@@ -152,8 +152,8 @@ def test_a_task_whose_twin_makes_two_systems_disagree_must_depend_on_the_compare
     task, log = write(standin, backend, scenario=Scenario.S7)
     assert isinstance(task, PositiveTask) and log.repaired["positive_task"] == 1, task
     assert ("cross_check: the answer must be the value the cross_check rule covers (fee): set answer_step to the "
-            "step that reads the record and answer_path to the keys ending in that field (the answer now is s2 "
-            "['date'])" in standin.requests[1].body["messages"][1]["content"])
+            "step that reads the record itself (not the second system's copy) and answer_path to the keys ending in "
+            "that field (the answer now is s2 ['date'])" in standin.requests[1].body["messages"][1]["content"])
 
 
 def test_the_compared_value_may_be_read_from_an_item_of_a_list() -> None:
@@ -165,3 +165,5 @@ def test_the_compared_value_may_be_read_from_an_item_of_a_list() -> None:
     assert compared_value_unused(CLINIC, to_variant(CLINIC, PositiveDraft(**listed), "t-act")) is None
     other = {**listed, "answer_path": ["0", "date"]}
     assert compared_value_unused(CLINIC, to_variant(CLINIC, PositiveDraft(**other), "t-act")) is not None
+    mirror = {**listed, "answer_step": "s3", "answer_path": ["fee"]}  # billing_fee: the copy the twin changes
+    assert compared_value_unused(CLINIC, to_variant(CLINIC, PositiveDraft(**mirror), "t-act")) is not None

@@ -152,14 +152,16 @@ def compared_value_unused(bundle: EnvironmentBundle, act: TaskVariant) -> str | 
     from a read into the commit (or be the answer), as the twin's precondition will ask (`depends_on`),
     else the disagreement changes nothing a careful assistant does. Found here, where it can be fixed,
     not at the twin, where it cannot."""
-    fields = sorted({p.field for p in bundle.policies_of(CrossCheckPolicy)})
-    if any(depends_on(act, bundle, node.id, field) for node in act.reference_dag.nodes for field in fields):
+    policies = bundle.policies_of(CrossCheckPolicy)
+    fields = sorted({p.field for p in policies})
+    if any(depends_on(act, bundle, node.id, p.field) for node in act.reference_dag.nodes for p in policies
+           if node.tool != p.mirror_tool):  # the record's own copy: the twin makes the mirror's disagree
         return None
     if act.deliverable == Deliverable.INFO:
         shown = f"{act.answer_from.node} {list(act.answer_from.path)}" if act.answer_from else "none"
         return (f"cross_check: the answer must be the value the cross_check rule covers ({', '.join(fields)}): set "
-                f"answer_step to the step that reads the record and answer_path to the keys ending in that field "
-                f"(the answer now is {shown})")
+                f"answer_step to the step that reads the record itself (not the second system's copy) and "
+                f"answer_path to the keys ending in that field (the answer now is {shown})")
     return (f"cross_check: the commit must take {' or '.join(fields)} from the step that reads the record, by a "
             "binding whose path is that field, not as a literal: the twin makes the second system's copy "
             "disagree, which matters only if the task depends on the value")
