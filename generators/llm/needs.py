@@ -145,18 +145,21 @@ NEEDS: dict[Scenario, Needs] = {
                     "impact_argument) and a confirmation rule of that category, whose threshold lets the commit move "
                     "an amount below it on some record and one above it on the same record (e.g. a refund of any "
                     "part of a payment)",
-        positive="moves an amount above a confirmation threshold without confirming it: use a commit that moves an "
-                 "amount",
+        positive="moves an amount above a confirmation threshold without confirming it: use the commit that moves an "
+                 "amount, moving at most the threshold (a request cannot confirm an amount, so more is not carried out "
+                 "as asked), on a record where the same commit could move more than the threshold",
         missing=_confirmed_amount),
     Scenario.S5: Needs(
         environment="a commit whose effect no other tool declares, its undo aside",
         positive="hides the tools that can deliver the outcome: make it an op through a commit whose effect no other "
-                 "tool declares",
+                 "tool declares (its card's 'changes', compared as written: status=cancelled and status=active are "
+                 "different effects)",
         missing=_single_route),
     Scenario.S6: Needs(
         environment="a commit whose effect no other tool declares, its undo aside",
         positive="breaks the tool the task depends on: make it an op through a commit whose effect no other tool "
-                 "declares",
+                 "declares (its card's 'changes', compared as written: status=cancelled and status=active are "
+                 "different effects)",
         missing=_single_route),
     Scenario.S7: Needs(
         environment="a cross_check rule on a field the records hold, with a lookup (mirror_tool) that returns the "
