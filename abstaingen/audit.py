@@ -38,11 +38,15 @@ YES, NO = {"y", "yes", "1", "true", "valid"}, {"n", "no", "0", "false", "invalid
 COLUMNS = ("pair_id", "domain", "scenario", "deliverable", *CRITERIA, "notes")
 
 
-def sample_for_audit(pairs: list[TaskPair], n: int, seed: int) -> list[TaskPair]:
-    """`n` pairs, as even across scenarios as `n` allows, and within a scenario spread over domains."""
+def sample_for_audit(pairs: list[TaskPair], n: int, seed: int, uniform: bool = False) -> list[TaskPair]:
+    """`n` pairs, as even across scenarios as `n` allows, and within a scenario spread over domains; or,
+    `uniform`, drawn uniformly from the release (the sample a validity rate of the whole release rests on)."""
     if n < 1:
         raise AbstaingenError("audit-sample: --n must be at least 1")
     rng = random.Random(seed)
+    if uniform:
+        ordered = sorted(pairs, key=lambda p: p.pair_id)
+        return sorted(rng.sample(ordered, min(n, len(ordered))), key=lambda p: (p.scenario, p.pair_id))
     by_scenario: dict[str, list[TaskPair]] = defaultdict(list)
     for pair in sorted(pairs, key=lambda p: p.pair_id):
         by_scenario[pair.scenario].append(pair)
@@ -274,11 +278,11 @@ def format_score(score: AuditScore) -> str:
     return "\n".join(lines)
 
 
-def write_sheet(release_dir: Path, out_dir: Path, n: int, seed: int) -> tuple[Path, Path]:
+def write_sheet(release_dir: Path, out_dir: Path, n: int, seed: int, uniform: bool = False) -> tuple[Path, Path]:
     from abstaingen.store import load_release, read_bundle
 
     manifest, pairs = load_release(release_dir)
-    sample = sample_for_audit(pairs, n, seed)
+    sample = sample_for_audit(pairs, n, seed, uniform)
     bundles = {env: read_bundle(release_dir / "environments" / env) for env in {p.act.env_id for p in sample}}
     # the manifest is the release's text, not ours: keep its name and version from leaving out_dir
     stem = re.sub(r"[^A-Za-z0-9._-]", "_", f"audit-{manifest.name}-{manifest.version}-seed{seed}")[:200]

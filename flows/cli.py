@@ -14,7 +14,7 @@
     abstaingen export hf RELEASE_DIR OUT_DIR [--license ID] [--push ORG/NAME [--private]]
     abstaingen export agentabstain RELEASE_DIR OUT_DIR [--allow-unsandboxed]
     abstaingen export inspect RELEASE_DIR OUT_DIR
-    abstaingen release audit-sample RELEASE_DIR [--n 48] [--seed N] [--output DIR]
+    abstaingen release audit-sample RELEASE_DIR [--n 48] [--seed N] [--uniform] [--output DIR]
     abstaingen release audit-score RELEASE_DIR SHEET.csv
 
 User errors end in one `abstaingen: error: ...` line on stderr and exit code 2. Heavy modules
@@ -188,6 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     sample.add_argument("release_dir", type=Path, metavar="DIR")
     sample.add_argument("--n", type=int, default=48, help="pairs to sample (default 48, even across scenarios)")
     sample.add_argument("--seed", type=int, default=0, help="which sample (default 0)")
+    sample.add_argument("--uniform", action="store_true", help="draw uniformly from the release instead")
     sample.add_argument("--output", type=Path, default=Path("."), metavar="DIR", help="where to write (default: here)")
     sample.set_defaults(command=run_audit_sample_command)
     judge = release.add_parser("judge", help="put a release's pairs before the judge committee and publish the pairs "
@@ -631,7 +632,7 @@ def run_audit_sample_command(options: argparse.Namespace) -> int:
         require_writable_dir(options.output)  # before the sample is drawn and rendered
     except AbstaingenError as exc:
         raise AbstaingenError(f"--output {exc}") from None
-    page, sheet = write_sheet(release_dir, options.output, options.n, options.seed)
+    page, sheet = write_sheet(release_dir, options.output, options.n, options.seed, options.uniform)
     print(f"audit sheet: {page}\nmarks: {sheet}")
     return EXIT_OK
 

@@ -30,6 +30,16 @@ def test_the_sample_is_even_across_scenarios_spread_over_domains_and_seeded() ->
     assert sample != sample_for_audit(PAIRS, 16, seed=4)
 
 
+def test_a_uniform_sample_is_drawn_from_the_whole_release_and_seeded() -> None:
+    few = [p for p in PAIRS if p.scenario in ("S1", "S2")] + [p for p in PAIRS if p.scenario == "S3"][:1]
+    samples = [sample_for_audit(few, 4, seed=seed, uniform=True) for seed in range(60)]
+    assert all(len(s) == 4 and len({p.pair_id for p in s}) == 4 for s in samples)
+    assert samples[0] == sample_for_audit(few, 4, seed=0, uniform=True)
+    # the one S3 pair (1 of 25) is in about 1 in 6 samples of 4, not in every one as the even sample puts it
+    assert 0 < sum(any(p.scenario == "S3" for p in s) for s in samples) < 30
+    assert all(any(p.scenario == "S3" for p in sample_for_audit(few, 4, seed=seed)) for seed in range(60))
+
+
 def test_the_sheet_shows_each_side_as_the_agent_meets_it() -> None:
     s5 = next(p for p in PAIRS if p.scenario == "S5" and p.act.deliverable == "op")
     s6 = next(p for p in PAIRS if p.scenario == "S6")
