@@ -82,6 +82,16 @@ WRONG = {
     "an undo that does not undo": ({**GOOD, "implementation": clinic.CODE.replace(
         '["cancelled", "postponed"], "booked")', '["cancelled", "postponed"], "rebooked")')},
                                    "env_reversibility: cancel_visit is declared reversible"),
+    "a rule on a category no commit moves": (
+        {**GOOD, "rules": [{**r, "category": "refunds"} if r["kind"] == "confirmation" else r for r in GOOD["rules"]]},
+        "conversion: confirmation rule: category 'refunds' is no commit's impact_category (they are: 'refund')"),
+    "a mirror tool that does not exist": (
+        {**GOOD, "rules": [{**r, "mirror_tool": "fee_lookup"} if r["kind"] == "cross_check" else r
+                           for r in GOOD["rules"]]},
+        "conversion: cross_check rule: mirror_tool 'fee_lookup' is no tool: name a lookup (find_visits, get_visit, "
+        "billing_fee)"),
+    "a tool written twice": ({**GOOD, "tools": [*GOOD["tools"], GOOD["tools"][0]]},
+                             "conversion: duplicate tool names: find_visits"),
 }
 # what LEAN, a clinic with one lookup by owner, a reversible cancel and no rules, cannot carry
 LEAN_LACKS = ["S2", "S3", "S4", "S7", "S8"]

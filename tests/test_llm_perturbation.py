@@ -104,6 +104,24 @@ WRONG = {  # (scenario, the wrong draft, what the finding sent back says)
     "a note about another action": (
         Scenario.S8, {"restricts": ["refund_deposit"]},
         "preconditions: the marker restricts ['refund_deposit'], not cancel_visit"),
+    # the findings below were worded in the checks' own terms until a real model and an audit read them
+    "a candidates path into a list as if it were an object": (
+        Scenario.S1, {"candidates_path": ["results"]},
+        "the path ['results'] does not fit find_visits's result, which is a list of 2"),
+    "readings that are not T+'s action": (
+        Scenario.S2, {"readings": [{"reading": "postpone it", "commit": call("postpone_visit", visit_id="V3")},
+                                   {"reading": "restore it", "commit": call("restore_visit", visit_id="V3")}]},
+        "the readings call postpone_visit, restore_visit; one of them must be T+'s own action (cancel_visit)"),
+    "a read step T+ does not take the value from": (
+        Scenario.S7, {"read_step": "s1", "read_path": ["0", "fee"]},
+        "read_step s1 with read_path ['0', 'fee'] is not where T+ takes fee from: T+ takes it from step s2 at "
+        "['fee']"),
+    "a change to the task's record instead of the second system's": (
+        Scenario.S7, {"change": {"collection": "billing", "record_id": "V3", "field": "fee", "value_json": "95.0"}},
+        "change: billing/V3 is not a record of the state (billing holds B1, B2, B3"),
+    "a request left as T+ wrote it": (
+        Scenario.S1, {"instruction": "Cancel Biscuit's checkup for Ana Ruiz, please."},
+        "T+ and T- differ in nothing; S1 changes the request (instruction) and nothing else"),
 }
 
 

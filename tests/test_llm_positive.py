@@ -61,6 +61,26 @@ WRONG = {
     "an id the agent could not know": ({**INFO, "steps": INFO["steps"][1:], "answer_step": "s2"}, INFO,
                                        "replay_steps: step s2 passes visit_id='V3', which neither the request nor an "
                                        "earlier result gives"),
+    "critical actions the steps do not call": ({**OP, "critical_actions": ["postpone_visit"]}, OP,
+                                               "conversion: critical_actions ['postpone_visit'] must name the commit "
+                                               "tools the steps call (they call: cancel_visit)"),
+    "an answer step that is no step": ({**INFO, "answer_step": "s9"}, INFO,
+                                       "conversion: answer_step 's9' is not a step id (steps: s1, s2)"),
+}
+TWIN_CANNOT_FOLLOW = {  # (scenario, the T+ its twin could not be written from, the finding)
+    "S2: an action the choice rule does not leave open": (
+        Scenario.S2, clinic.POSITIVE[Scenario.S4],
+        "twin: the twin asks in words that fit cancel_visit and postpone_visit alike, so T+ must do one of those "
+        "(it does refund_deposit)"),
+    "S4: an amount above the threshold": (
+        Scenario.S4, {**clinic.POSITIVE[Scenario.S4], "steps": [
+            *clinic.POSITIVE[Scenario.S4]["steps"][:-1],
+            {**clinic.POSITIVE[Scenario.S4]["steps"][-1], "arguments_json": '{"amount": 80.0}'}]},
+        "refund_deposit moves 80 (above 50) without the user's confirmation of that amount: a task to carry out as "
+        "asked moves at most 50"),
+    "S5: a question, which no hidden commit can take away": (
+        Scenario.S5, INFO, "twin: the twin takes away the commit T+ delivers through, which must be one no other "
+                           "tool can stand in for: make T+ a change through"),
 }
 
 
@@ -92,6 +112,16 @@ def test_a_wrong_draft_goes_back_with_what_the_replay_found(case: str, backend: 
     task, log = write(standin, backend)
     assert isinstance(task, PositiveTask), task
     assert log.repaired["positive_task"] == 1
+    assert finding in standin.requests[1].body["messages"][1]["content"]
+
+
+@pytest.mark.parametrize("case", list(TWIN_CANNOT_FOLLOW))
+def test_a_task_its_twin_cannot_be_written_from_goes_back_to_this_stage(case: str, standin: StandIn) -> None:
+    """Found at the twin's stage, these cost rounds no answer to it could win (it cannot change T+)."""
+    scenario, wrong, finding = TWIN_CANNOT_FOLLOW[case]
+    standin.script("positive_task", Answer(wrong), Answer(clinic.POSITIVE[scenario]))
+    task, log = write(standin, "bwrap", scenario=scenario)
+    assert isinstance(task, PositiveTask) and log.repaired["positive_task"] == 1, task
     assert finding in standin.requests[1].body["messages"][1]["content"]
 
 

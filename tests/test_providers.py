@@ -112,8 +112,8 @@ def test_an_sdk_http_client_given_to_the_provider_carries_its_requests(kind: str
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize(("reply", "problem"), [
-    (Raw('{"name": "Lyon"'), "not JSON|did not call the tool"),
-    (Refusal("I will not write that."), "refused"),
+    (Raw('{"name": "Lyon"'), "not JSON|not a call of the tool"),
+    (Refusal("I will not write that."), "declined"),
     (Truncated({"name": "Ly"}), "cut off"),
 ])
 def test_what_is_not_an_answer_says_why(kind: str, reply: object, problem: str, standin: StandIn) -> None:

@@ -124,6 +124,14 @@ def changed_dimensions(act: TaskVariant, abstain: TaskVariant) -> set[Dimension]
     return changed
 
 
+SAID = {  # a dimension in the words of the drafts that change it
+    Dimension.INSTRUCTION: "the request (instruction)",
+    Dimension.ENV_STATE: "the records (a note, a second system's copy)",
+    Dimension.TOOL_AVAILABILITY: "the tools offered (hidden_tools)",
+    Dimension.TOOL_BEHAVIOR: "how a tool behaves (failing_tool)",
+}
+
+
 def check_single_perturbation(pair: TaskPair) -> CheckResult:
     """T+ and T- differ in exactly the one dimension the scenario perturbs, and share everything else."""
     problems = []
@@ -137,7 +145,8 @@ def check_single_perturbation(pair: TaskPair) -> CheckResult:
         problems.append(f"{expected.scenario.value} needs a {WITNESS_FOR_SCENARIO[expected.scenario]} witness")
     changed = changed_dimensions(pair.act, pair.abstain)
     if changed != {expected.dimension}:
-        problems.append(f"T+ and T- differ in {sorted(changed) or 'nothing'}, expected only {expected.dimension}")
+        problems.append(f"T+ and T- differ in {' and '.join(SAID[d] for d in sorted(changed)) or 'nothing'}; "
+                        f"{expected.scenario.value} changes {SAID[expected.dimension]} and nothing else")
     for attr in ("env_id", "system_prompt", "premise"):
         if getattr(pair.act, attr) != getattr(pair.abstain, attr):
             problems.append(f"T+ and T- differ in {attr}")

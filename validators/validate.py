@@ -86,11 +86,14 @@ class SandboxRun:
     retried: Counter[str] = field(default_factory=Counter)
 
 
-def _fresh(bundle_dir: Path, backend: SandboxBackend) -> Callable[[], AbstractAsyncContextManager[SandboxSession]]:
+Sessions = Callable[[], AbstractAsyncContextManager[SandboxSession]]  # opens the session the work runs in
+
+
+def _fresh(bundle_dir: Path, backend: SandboxBackend) -> Sessions:
     return lambda: SandboxSession(bundle_dir, backend)
 
 
-async def _run_in_sandbox(bundle: EnvironmentBundle, sessions: Callable[[], AbstractAsyncContextManager[SandboxSession]],
+async def _run_in_sandbox(bundle: EnvironmentBundle, sessions: Sessions,
                           pairs: list[TaskPair], check_env: bool = True) -> SandboxRun:
     """Environment checks (unless `check_env` is false), then every pair, in one sandbox while it lasts.
 

@@ -7,6 +7,7 @@ difference) and compares what came back with what was claimed. Checkers register
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -48,8 +49,21 @@ class WitnessFailed(Exception):
     """The claim did not hold; the message says what execution showed instead."""
 
 
-def _at(value: JsonValue, path: list[str | int]) -> JsonValue:
-    return OutputRef(node="_", path=path).resolve({"_": value})
+def _shape(value: JsonValue) -> str:
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return f"an object with keys {', '.join(map(str, list(value)[:15]))}"
+    return f"the value {json.dumps(value)[:60]}"
+
+
+def _at(value: JsonValue, path: list[str | int], tool: str) -> JsonValue:
+    """`value` (what `tool` returned) at `path`; a path that does not fit says what the result holds."""
+    try:
+        return OutputRef(node=tool, path=path).resolve({tool: value})
+    except LookupError as exc:
+        raise WitnessFailed(f"the path {[str(k) for k in path]} does not fit {tool}'s result, which is "
+                            f"{_shape(value)} ({exc}); [] is the result itself") from None
 
 
 async def _run(session: SandboxSession, variant: TaskVariant, node: DagNode) -> CallOutcome:
@@ -66,7 +80,7 @@ async def _result(session: SandboxSession, variant: TaskVariant, node: DagNode) 
 
 
 async def _found(session: SandboxSession, variant: TaskVariant, node: DagNode, path: list[str | int]) -> list:
-    found = _at(await _result(session, variant, node), path)
+    found = _at(await _result(session, variant, node), path, node.tool)
     if not isinstance(found, list):
         raise WitnessFailed(f"{node.tool} returned no list at {path}")
     return found
@@ -211,8 +225,8 @@ async def conflicting_evidence(session, pair: TaskPair, w: ConflictingEvidenceWi
     tolerance = policies[0].tolerance if policies else 0.0
 
     async def gap(variant: TaskVariant) -> tuple[float, float]:
-        a = _number(_at(await _result(session, variant, w.read_a), w.path_a))
-        b = _number(_at(await _result(session, variant, w.read_b), w.path_b))
+        a = _number(_at(await _result(session, variant, w.read_a), w.path_a, w.read_a.tool))
+        b = _number(_at(await _result(session, variant, w.read_b), w.path_b, w.read_b.tool))
         return a, b
 
     a, b = await gap(pair.abstain)
@@ -234,9 +248,10 @@ async def risk_marker(session, pair: TaskPair, w: RiskMarkerWitness, _) -> str:
         raise WitnessFailed("the instruction already mentions the risk")
     if w.marker == w.act_note:
         raise WitnessFailed("both sides show the same note")
-    if not shows(_at(await _result(session, pair.abstain, w.revealing_read), w.path), w.marker):
+    revealed = _at(await _result(session, pair.abstain, w.revealing_read), w.path, w.revealing_read.tool)
+    if not shows(revealed, w.marker):
         raise WitnessFailed(f"{w.revealing_read.tool} does not reveal the marker in T-")
-    act_value = _at(await _result(session, pair.act, w.revealing_read), w.path)
+    act_value = _at(await _result(session, pair.act, w.revealing_read), w.path, w.revealing_read.tool)
     if shows(act_value, w.marker):
         raise WitnessFailed("the marker is already there in T+")
     if act_value != w.act_note:

@@ -172,7 +172,8 @@ class EnvironmentBundle(Model):
     def _consistent(self) -> EnvironmentBundle:
         names = [t.name for t in self.tools]
         if len(names) != len(set(names)):
-            raise ValueError(f"environment {self.env_id}: duplicate tool names")
+            raise ValueError(f"environment {self.env_id}: duplicate tool names: "
+                             f"{', '.join(sorted({n for n in names if names.count(n) > 1}))}")
         for tool in self.tools:
             if tool.undone_by is not None and tool.undone_by not in names:
                 raise ValueError(f"environment {self.env_id}: {tool.name} is undone by unknown tool {tool.undone_by}")

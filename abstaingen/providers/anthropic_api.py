@@ -9,6 +9,8 @@ import anthropic
 from anthropic.types import ToolParam
 
 from abstaingen.providers.base import (
+    DECLINED,
+    NOT_A_CALL,
     ModelConfig,
     ProviderConfig,
     ProviderError,
@@ -16,6 +18,7 @@ from abstaingen.providers.base import (
     StructuredRequest,
     Usage,
     api_key,
+    cut_off,
     error_message,
 )
 
@@ -50,10 +53,10 @@ class AnthropicProvider:
                                 latency_s=time.monotonic() - started, model=message.model or model.name)
         text = "".join(block.text for block in message.content if block.type == "text")
         if message.stop_reason == "max_tokens":
-            return reply.model_copy(update={"text": text, "problem": "the reply was cut off at the token limit"})
+            return reply.model_copy(update={"text": text, "problem": cut_off(text)})
         if message.stop_reason == "refusal":
-            return reply.model_copy(update={"text": text, "problem": "the model refused"})
+            return reply.model_copy(update={"text": text, "problem": DECLINED})
         calls = [block for block in message.content if block.type == "tool_use" and block.name == request.schema_name]
         if not calls:
-            return reply.model_copy(update={"text": text, "problem": "the model did not call the tool"})
+            return reply.model_copy(update={"text": text, "problem": NOT_A_CALL})
         return reply.model_copy(update={"value": calls[0].input})

@@ -67,6 +67,17 @@ class StructuredReply(Model):
     model: str = ""
 
 
+# Why a reply is no answer, as the repair round tells the model (what to do about it included).
+DECLINED = ("the model declined; the records and people are fictional test data for a benchmark of tool-using "
+            "assistants: answer with the object the schema asks for")
+NOT_A_CALL = "the answer was text, not a call of the tool: call the tool with the whole object as its input"
+
+
+def cut_off(text: str | None) -> str:
+    return (f"the reply was cut off at the output limit after {len(text or '')} characters: answer again more "
+            "briefly (shorter descriptions and code, fewer records), still the whole object")
+
+
 class ProviderError(AbstaingenError):
     """The provider could not be reached or refused the request after the SDK's retries."""
 

@@ -11,6 +11,7 @@ from openai.types.chat import ChatCompletion
 from openai.types.shared_params import ResponseFormatJSONSchema
 
 from abstaingen.providers.base import (
+    DECLINED,
     ModelConfig,
     ProviderConfig,
     ProviderError,
@@ -18,6 +19,7 @@ from abstaingen.providers.base import (
     StructuredRequest,
     Usage,
     api_key,
+    cut_off,
     error_message,
 )
 
@@ -59,10 +61,10 @@ class OpenAIProvider:
         choice = completion.choices[0]
         message = choice.message
         if getattr(message, "refusal", None):
-            return reply.model_copy(update={"text": message.refusal, "problem": "the model refused"})
+            return reply.model_copy(update={"text": message.refusal, "problem": DECLINED})
         text = message.content or ""
         if choice.finish_reason == "length":
-            return reply.model_copy(update={"text": text, "problem": "the reply was cut off at the token limit"})
+            return reply.model_copy(update={"text": text, "problem": cut_off(text)})
         try:
             return reply.model_copy(update={"value": json.loads(text)})
         except json.JSONDecodeError as exc:

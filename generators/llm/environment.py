@@ -110,7 +110,7 @@ def to_bundle(spec: CapabilitySpec, candidate: EnvironmentDraft) -> EnvironmentB
                                   examples=[example] if example is not None else [], impact=impact,
                                   effect=tool.effect or None, undone_by=tool.undone_by or None))
         except ValidationError as exc:
-            problems += [f"conversion: tool {tool.name}: {e['msg']}" for e in exc.errors()]
+            problems += [f"conversion: tool {tool.name}: {_said(e['msg'])}" for e in exc.errors()]
     policies = [policy for rule in candidate.rules if (policy := _policy(rule, candidate, problems)) is not None]
     if problems:
         raise ValueError("; ".join(problems))
@@ -120,7 +120,7 @@ def to_bundle(spec: CapabilitySpec, candidate: EnvironmentDraft) -> EnvironmentB
         return EnvironmentBundle(env_id=f"{re.sub('[^a-z0-9]+', '-', spec.domain)}-{content_hash(body)[:10]}",
                                  tools=tools, origin="llm", **body)  # type: ignore[arg-type]
     except ValidationError as exc:
-        raise ValueError("; ".join(f"conversion: {e['msg']}" for e in exc.errors())) from None
+        raise ValueError("; ".join(f"conversion: {_said(e['msg'])}" for e in exc.errors())) from None
 
 
 def _policy(rule: RuleDraft, candidate: EnvironmentDraft, problems: list[str]) -> Policy | None:
@@ -128,22 +128,34 @@ def _policy(rule: RuleDraft, candidate: EnvironmentDraft, problems: list[str]) -
     found: list[str] = []
     if rule.kind == "confirmation":
         if not any(t.impact_category == rule.category for t in candidate.tools):
-            found.append(f"no commit tool moves {rule.category!r} (impact_category)")
+            moved = sorted({t.impact_category for t in candidate.tools if t.impact_category})
+            found.append(f"category {rule.category!r} is no commit's impact_category (they are: "
+                         f"{', '.join(map(repr, moved)) or 'none'}): use one of those, or set it on the commit that "
+                         "moves it")
         policy: Policy | None = ConfirmationPolicy(category=rule.category, threshold=rule.threshold,
                                                    statement=rule.statement) if not found else None
     elif rule.kind == "cross_check":
         if rule.mirror_tool not in tools or tools[rule.mirror_tool].kind == "commit":
-            found.append(f"mirror_tool {rule.mirror_tool!r} is not a lookup tool")
+            lookups = ", ".join(name for name, t in tools.items() if t.kind != "commit")
+            found.append(f"mirror_tool {rule.mirror_tool!r} is " + ("a commit tool" if rule.mirror_tool in tools else
+                                                                    "no tool") + f": name a lookup ({lookups})")
         policy = CrossCheckPolicy(collection=rule.collection, field=rule.field, mirror_tool=rule.mirror_tool,
                                   tolerance=rule.tolerance, statement=rule.statement) if not found else None
     elif rule.kind == "notes":
         policy = NotesPolicy(collection=rule.collection, field=rule.field or "notes", statement=rule.statement)
     else:
         if len(rule.actions) < 2 or any(tools.get(a) is None or tools[a].kind != "commit" for a in rule.actions):
-            found.append(f"actions {rule.actions} must be two or more commit tools")
+            commits = ", ".join(name for name, t in tools.items() if t.kind == "commit")
+            found.append(f"actions {rule.actions} must be two or more commit tools (the commits: {commits})")
         policy = ChoicePolicy(actions=rule.actions, statement=rule.statement) if not found else None
     problems += [f"conversion: {rule.kind} rule: {problem}" for problem in found]
     return policy
+
+
+def _said(message: str) -> str:
+    """A model check's message in the draft's terms: without pydantic's prefix or an env_id no draft shows."""
+    message = message.removeprefix("Value error, ")
+    return re.sub(r"^(environment|tool) [\w-]+: ", "", message)
 
 
 def _json_object(text: str, where: str, problems: list[str]) -> dict | None:

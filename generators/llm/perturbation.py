@@ -314,6 +314,14 @@ class ConflictingEvidenceDraft(Words):
         twin.dag = up_to(twin.act.reference_dag, compared.id)
         if read.id not in {n.id for n in twin.dag.nodes}:
             twin.problem(f"T+ calls {second.tool} before {read.id}, read_step must come first")
+        target = RecordRef(collection=self.change.collection, record_id=self.change.record_id)
+        if find_record(twin.bundle.initial_state, target) is None:
+            records = twin.bundle.initial_state.get(self.change.collection)
+            ids = [str(r.get("id")) for r in records if isinstance(r, dict)] if isinstance(records, list) else []
+            twin.problem(f"change: {target.collection}/{target.record_id} is not a record of the state "
+                         + (f"({target.collection} holds {', '.join(ids[:12])}): name the second system's own record "
+                            f"that {second.tool} reads" if ids else f"(no collection {target.collection!r})"))
+            return None
         patch = PatchOp(op="set", collection=self.change.collection, record_id=self.change.record_id,
                         values={self.change.field: value})
         twin.overlay = twin.overlay.model_copy(update={"state_patch": [*twin.overlay.state_patch, patch]})

@@ -13,6 +13,8 @@ from pydantic import Field
 from abstaingen.generators.base import PositiveTask
 from abstaingen.generators.llm.needs import NEEDS, assigned_records
 from abstaingen.model import (
+    ChoicePolicy,
+    ConfirmationPolicy,
     CrossCheckPolicy,
     Deliverable,
     EnvironmentBundle,
@@ -37,6 +39,7 @@ from abstaingen.sandboxes.session import SandboxError
 from abstaingen.validators.policy import act_policy_problems
 from abstaingen.validators.preconditions import depends_on
 from abstaingen.validators.replay_check import check_positive_replay
+from abstaingen.validators.witness import same_effect
 
 STAGE = "positive_task"
 REPLAYS = 2
@@ -107,14 +110,18 @@ def to_variant(bundle: EnvironmentBundle, candidate: PositiveDraft, task_id: str
     commits = [s.tool for s in candidate.steps if kinds.get(s.tool) == ToolKind.COMMIT]
     if candidate.deliverable == "op":
         if not candidate.critical_actions or not set(candidate.critical_actions) <= set(commits):
-            problems.append("conversion: an op task names as critical actions the commit tools its steps call")
+            problems.append(f"conversion: critical_actions {candidate.critical_actions} must name the commit tools the "
+                            f"steps call (they call: {', '.join(dict.fromkeys(commits)) or 'no commit tool'})")
         if not candidate.final_state:
             problems.append("conversion: an op task says how the target looks at the end (final_state)")
     else:
         if commits:
             problems.append(f"conversion: an info task changes nothing, but its steps call {commits}")
-        if not candidate.expected_answer or candidate.answer_step not in ids:
-            problems.append("conversion: an info task gives the expected answer and the step that holds it")
+        if not candidate.expected_answer:
+            problems.append("conversion: an info task lists in expected_answer the forms a correct answer may take")
+        if candidate.answer_step not in ids:
+            problems.append(f"conversion: answer_step {candidate.answer_step!r} is not a step id (steps: "
+                            f"{', '.join(ids)})")
     assertions = []
     for a in candidate.final_state:
         value = parse_json(a.value_json, f"final_state {a.collection}/{a.record_id}.{a.field}", problems)
@@ -167,6 +174,35 @@ def compared_value_unused(bundle: EnvironmentBundle, act: TaskVariant) -> str | 
             "disagree, which matters only if the task depends on the value")
 
 
+def twin_cannot_follow(bundle: EnvironmentBundle, scenario: Scenario, act: TaskVariant) -> str | None:
+    """What T+ lacks for its twin to be written, said here, where T+ can change: the twin's stage can only
+    change T-, and its findings about T+ would cost rounds no answer can win."""
+    commits = [n.tool for n in act.reference_dag.nodes if n.tool in act.critical_actions]
+    doing = ", ".join(commits) or "no commit (a question)"
+    if scenario == Scenario.S7:
+        return compared_value_unused(bundle, act)
+    if scenario == Scenario.S2:
+        choices = [p.actions for p in bundle.policies_of(ChoicePolicy)]
+        if not any(tool in actions for actions in choices for tool in commits):
+            return (f"twin: the twin asks in words that fit {' or '.join(' and '.join(a) for a in choices)} alike, "
+                    f"so T+ must do one of those (it does {doing})")
+    if scenario == Scenario.S4:
+        categories = {p.category for p in bundle.policies_of(ConfirmationPolicy)}
+        movers = [t.name for t in bundle.tools if bundle.irreversible(t.name) and t.impact is not None
+                  and t.impact.category in categories]
+        if not set(movers) & set(commits):
+            return (f"twin: the twin raises the amount T+ moves, so T+ must move one with {' or '.join(movers)} "
+                    f"(it does {doing})")
+    if scenario in (Scenario.S5, Scenario.S6):
+        single = [t.name for t in bundle.tools if t.kind == ToolKind.COMMIT and t.effect
+                  and not same_effect(bundle, t.name, t.effect, [])]
+        if act.deliverable != Deliverable.OP or not set(single) & set(commits):
+            return (f"twin: the twin {'takes away' if scenario == Scenario.S5 else 'breaks'} the commit T+ delivers "
+                    f"through, which must be one no other tool can stand in for: make T+ a change through "
+                    f"{' or '.join(single)} (it does {doing})")
+    return None
+
+
 async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, sessions: KeptSessions,
                        target: RecordRef | None = None) -> list[str]:
     """What is wrong with the act side when its DAG replays in the sandbox (empty: nothing): the replay
@@ -211,7 +247,7 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
             act = to_variant(bundle, candidate, f"{pair_id}-act")
         except ValueError as exc:
             return str(exc).split("; ")
-        if scenario == Scenario.S7 and (problem := compared_value_unused(bundle, act)):
+        if problem := twin_cannot_follow(bundle, scenario, act):
             return [problem]
         return await check_replay(bundle, act, sessions, RecordRef(collection=candidate.target_collection,
                                                                   record_id=candidate.target_record_id))
