@@ -61,6 +61,9 @@ def test_a_good_draft_becomes_a_pair_that_passes_every_layer(scenario: Scenario,
     runtime = SCENARIOS[scenario].phase.value == "runtime"
     assert abstain.earliest_abstain_step == (len(abstain.reference_dag.nodes) if runtime else 0)
     assert abstain.good_reply == PERTURBATION[scenario]["good_reply"]
+    asked = standin.requests[0].body["messages"][1]["content"]
+    shown = json.loads(asked.split("with the calls that solve it and what each returned:\n", 1)[1])
+    assert all("returned" in step for step in shown["steps"])  # a twin's paths point into these results
 
 
 @pytest.mark.parametrize("backend", [b for b in ISOLATED if b != "bwrap"])

@@ -102,6 +102,12 @@ def test_a_draft_that_replays_as_declared_becomes_the_act_side(answer: dict, bac
     assert task.act.deliverable == Deliverable(answer["deliverable"]) and task.act.env_id == CLINIC.env_id
     assert task.target.record_id == answer["target_record_id"] and log.first_try["positive_task"] == 1
     assert [n.tool for n in task.act.reference_dag.nodes] == [s["tool"] for s in answer["steps"]]
+    # the writer saw what each tool returns on the state (real models guessed every key and final value)
+    cards = {c["name"]: c for c in json.loads(standin.requests[0].body["messages"][1]["content"].split(
+        "what it returned; take result keys, list\npositions and the values a commit writes from there):\n", 1)[1]
+        .split("\n\nThe state", 1)[0])}
+    assert json.loads(cards["get_visit"]["example_call"]["returned"])["owner"] == "Ana Ruiz"
+    assert json.loads(cards["cancel_visit"]["example_call"]["returned"]) is not None
 
 
 @pytest.mark.parametrize("backend", ISOLATED)

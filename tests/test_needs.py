@@ -86,6 +86,8 @@ def test_the_day_the_prompts_state_is_the_day_the_sandbox_clock_tells() -> None:
 
     assert FROZEN_CLOCK.date() == TODAY
     assert f"Today is {TODAY.isoformat()}." in system_prompt(bundle())
+    told = bundle(lambda draft: draft.update(description=f"A pet clinic's visit book. Today is {TODAY.isoformat()}."))
+    assert system_prompt(told).count("Today is") == 1  # real models say it in the description already
     environment = render("environment", schema="{}", domain="d", summary="s", capabilities=["c"], instructions=["i"],
                          needs={}, today=TODAY.isoformat(), max_tools=MAX_TOOLS)
     assert f"Today is {TODAY.isoformat()}" in environment.system

@@ -20,7 +20,7 @@ from pydantic import Field, ValidationError
 
 from abstaingen.generators.base import NotApplicable, PositiveTask
 from abstaingen.generators.llm.needs import NEEDS
-from abstaingen.generators.llm.positive import state_json, tool_cards
+from abstaingen.generators.llm.positive import result_text, state_json, tool_cards, tried_examples
 from abstaingen.model import (
     SCENARIOS,
     BrokenTool,
@@ -62,6 +62,8 @@ from abstaingen.providers.drafts import Draft, parse_json, path_of, strict_schem
 from abstaingen.providers.repair import RepairLog, draft
 from abstaingen.registry import Registry
 from abstaingen.sandboxes.kept import KeptSessions
+from abstaingen.sandboxes.replay import replay
+from abstaingen.sandboxes.session import SandboxError
 from abstaingen.validators.validate import validate_pairs_async
 
 
@@ -423,20 +425,33 @@ def _with_node_after(dag: ExecutionDag, node: DagNode, after: str) -> ExecutionD
 # --- the stage ------------------------------------------------------------------------------------------
 
 
-def describe(bundle: EnvironmentBundle, positive: PositiveTask) -> dict[str, str]:
-    """What every perturbation template shows the model: the tools, the state, T+ and its solution."""
+def describe(bundle: EnvironmentBundle, positive: PositiveTask, tried: dict[str, dict[str, object]] | None = None,
+             returned: dict[str, JsonValue] | None = None) -> dict[str, str]:
+    """What every perturbation template shows the model: the tools (with a call each, `tried`), the state, T+
+    and its solution (with what each step returned in the sandbox, `returned`: a twin's paths point into it)."""
     act = positive.act
     solution = [{"id": n.id, "tool": n.tool, "arguments": n.args,
-                 "bound": {k: f"{v.node}.{'.'.join(map(str, v.path))}" for k, v in n.bindings.items()}}
+                 "bound": {k: f"{v.node}.{'.'.join(map(str, v.path))}" for k, v in n.bindings.items()},
+                 **({"returned": result_text(returned[n.id])} if returned and n.id in returned else {})}
                 for n in act.reference_dag.nodes]
     shown = {"instruction": act.instruction, "deliverable": act.deliverable.value, "steps": solution,
              "critical_actions": act.critical_actions, "target": positive.target.model_dump(),
              "final_state": [a.model_dump(mode="json") for a in act.final_state],
              "expected_answer": act.expected_answer,
              "answer_from": act.answer_from.model_dump(mode="json") if act.answer_from else None}
-    return {"system_prompt": act.system_prompt, "tools": tool_cards(bundle),
+    return {"system_prompt": act.system_prompt, "tools": tool_cards(bundle, tried),
             "state": state_json(bundle),
             "positive": json.dumps(shown, ensure_ascii=False)}
+
+
+async def solution_results(act: TaskVariant, bundle: EnvironmentBundle,
+                           sessions: KeptSessions) -> dict[str, JsonValue]:
+    """What each step of T+'s solution returned in the sandbox (empty when the sandbox fails)."""
+    try:
+        async with sessions.session(bundle) as session:
+            return dict((await replay(session, [act], runs=1))[0].run.outputs)
+    except SandboxError:
+        return {}
 
 
 async def perturb(caller: Caller, model_key: str, positive: PositiveTask, bundle: EnvironmentBundle,
@@ -456,6 +471,8 @@ async def perturb(caller: Caller, model_key: str, positive: PositiveTask, bundle
         batch = await validate_pairs_async(bundle, [pair], sessions.backend, allow_unsandboxed, kept=sessions)
         return [f"{c.name}: {c.detail}" for p in batch.rejected for c in p.validation.failures()]
 
-    prompt = render(stage, schema=json.dumps(strict_schema(draft_type)), **describe(bundle, positive))
+    prompt = render(stage, schema=json.dumps(strict_schema(draft_type)),
+                    **describe(bundle, positive, await tried_examples(bundle, sessions),
+                               await solution_results(positive.act, bundle, sessions)))
     accepted = await draft(caller, stage, model_key, prompt, draft_type, checks, max_rounds, log)
     return to_pair(bundle, positive, accepted, provenance)

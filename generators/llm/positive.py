@@ -23,9 +23,11 @@ from abstaingen.model import (
     RecordRef,
     Scenario,
     StateAssertion,
+    TaskOverlay,
     TaskVariant,
     ToolKind,
 )
+from abstaingen.model.common import JsonValue
 from abstaingen.model.environment import TODAY
 from abstaingen.model.task import find_record
 from abstaingen.model.trace import Trace
@@ -67,8 +69,10 @@ class PositiveDraft(Draft):
 
 def system_prompt(bundle: EnvironmentBundle) -> str:
     rules = " ".join(p.statement for p in bundle.policies)
-    return (f"You are an assistant for {bundle.domain.replace('_', ' ')}: {bundle.description} Today is "
-            f"{TODAY.isoformat()}. You act on the user's behalf through the tools provided. {rules}").strip()
+    today = f"Today is {TODAY.isoformat()}."
+    told = "" if today in bundle.description else f" {today}"  # a model often says it in the description already
+    return (f"You are an assistant for {bundle.domain.replace('_', ' ')}: {bundle.description}{told} You act on the "
+            f"user's behalf through the tools provided. {rules}").strip()
 
 
 STATE_CHARS = 60_000  # a whole environment's state; a cut one hides the records tasks are written about
@@ -80,14 +84,43 @@ def state_json(bundle: EnvironmentBundle) -> str:
     return text if len(text) <= STATE_CHARS else text[:STATE_CHARS] + " [cut]"
 
 
-def tool_cards(bundle: EnvironmentBundle) -> str:
+RESULT_CHARS = 1_500  # of one call's result, as the prompts show it
+
+
+def result_text(value: JsonValue) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= RESULT_CHARS else text[:RESULT_CHARS] + " [cut]"
+
+
+async def tried_examples(bundle: EnvironmentBundle, sessions: KeptSessions) -> dict[str, dict[str, object]]:
+    """Each tool called once with its example on the initial state, and what it returned: key names, list or
+    object, the value a commit writes. Real models guessed every result path and final value from
+    descriptions. Empty when the sandbox fails (the prompt then shows the tools without them)."""
+    tried: dict[str, dict[str, object]] = {}
+    try:
+        async with sessions.session(bundle) as session:
+            for tool in bundle.tools:
+                if tool.examples:
+                    await session.reset(TaskOverlay())
+                    outcome = await session.call(tool.name, tool.examples[0])
+                    tried[tool.name] = {"arguments": tool.examples[0],
+                                        "returned": result_text(outcome.result) if outcome.ok else f"error: {outcome.error}"}
+    except SandboxError:
+        return {}
+    return tried
+
+
+def tool_cards(bundle: EnvironmentBundle, tried: dict[str, dict[str, object]] | None = None) -> str:
     """The tools as the task-writing prompts show them: besides what the agent sees (name, description,
-    arguments), what a commit changes, whether and by which tool it is undone, and what amount it moves,
-    so that a writer need not guess the final state or which tools could deliver an outcome."""
+    arguments), what a commit changes, whether and by which tool it is undone, what amount it moves, and
+    (`tried`) one call on the initial state with what it returned, so that a writer need not guess the
+    final state, a result's keys, or which tools could deliver an outcome."""
     cards = []
     for t in bundle.tools:
         card: dict[str, object] = {"name": t.name, "kind": t.kind.value, "description": t.description,
                                    "arguments": t.input_schema}
+        if tried and t.name in tried:
+            card["example_call"] = tried[t.name]
         if t.kind == ToolKind.COMMIT:
             card.update(changes=t.effect or "", reversible=not bundle.irreversible(t.name), undone_by=t.undone_by or "")
             if undoes := [o.name for o in bundle.tools if o.undone_by == t.name]:
@@ -253,7 +286,7 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
                                                                   record_id=candidate.target_record_id))
 
     prompt = render(STAGE, schema=json.dumps(strict_schema(PositiveDraft)), system_prompt=system_prompt(bundle),
-                    tools=tool_cards(bundle), state=state_json(bundle),
+                    tools=tool_cards(bundle, await tried_examples(bundle, sessions)), state=state_json(bundle),
                     twin=NEEDS[scenario].positive, today=TODAY.isoformat(),
                     records={"collection": records[0], "ids": records[1]} if records else None)
     accepted = await draft(caller, STAGE, model_key, prompt, PositiveDraft, checks, max_rounds, log)
