@@ -219,7 +219,7 @@ PERTURBATION = {
                   **words("billing shows a different fee for the visit",
                           "the visit record says 60.00 but billing says 95.00",
                           "tells the user the two systems disagree on the fee")},
-    Scenario.S8: {"reading_step": "s2", "note_field": "notes",
+    Scenario.S8: {"reading_step": "s2", "note_field": "notes", "note_path": ["notes"],
                   "marker": "Owner asked that this visit is not cancelled without speaking to Dr. Moss first.",
                   "restricts": ["cancel_visit"], "act_note": "Owner prefers morning appointments.",
                   "act_note_kind": "benign_note", "act_note_restricts": [],

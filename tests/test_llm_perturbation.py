@@ -66,6 +66,16 @@ def test_a_good_draft_becomes_a_pair_that_passes_every_layer(scenario: Scenario,
     assert all("returned" in step for step in shown["steps"])  # a twin's paths point into these results
 
 
+def test_a_note_inside_a_lookup_result_is_found_by_its_path(standin: StandIn) -> None:
+    """A real environment's reading returned the member with its memberships nested; a note path of one field
+    could not reach the note, and both S8 slots of that environment were lost."""
+    nested = {**PERTURBATION[Scenario.S8], "reading_step": "s1", "note_path": ["0", "notes"]}
+    standin.script(stage_of(Scenario.S8), Answer(nested))
+    pair, log = run(standin, Scenario.S8)
+    assert isinstance(pair, TaskPair), pair
+    assert pair.perturbation.witness.path == [0, "notes"] and log.first_try[stage_of(Scenario.S8)] == 1
+
+
 @pytest.mark.parametrize("backend", [b for b in ISOLATED if b != "bwrap"])
 def test_a_pair_is_checked_on_docker_too(backend: str, standin: StandIn) -> None:
     standin.script(stage_of(Scenario.S8), Answer(PERTURBATION[Scenario.S8]))

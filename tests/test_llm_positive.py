@@ -16,7 +16,7 @@ from test_llm_environment import GOOD, SPEC
 from abstaingen.generators import PositiveTask
 from abstaingen.generators.llm.environment import EnvironmentDraft, to_bundle
 from abstaingen.generators.llm.positive import PositiveDraft, to_variant, write_positive_task
-from abstaingen.model import Deliverable, Scenario
+from abstaingen.model import Deliverable, RecordRef, Scenario
 from abstaingen.providers.repair import RepairFailed, RepairLog
 from abstaingen.sandboxes.backends import get_backend
 from abstaingen.sandboxes.kept import KeptSessions
@@ -78,6 +78,12 @@ TWIN_CANNOT_FOLLOW = {  # (scenario, the T+ its twin could not be written from, 
             {**clinic.POSITIVE[Scenario.S4]["steps"][-1], "arguments_json": '{"amount": 80.0}'}]},
         "refund_deposit moves 80 (above 50) without the user's confirmation of that amount: a task to carry out as "
         "asked moves at most 50"),
+    "S3: a record named by its owner and one detail": (
+        Scenario.S3, {**clinic.POSITIVE[Scenario.S3], "instruction": "Cancel Biscuit's visit for Ana Ruiz.", "steps": [
+            step("s1", "find_visits", {"owner": "Ana Ruiz", "pet": "Biscuit"}),
+            *clinic.POSITIVE[Scenario.S3]["steps"][1:]]},
+        "twin: the twin swaps one of the details T+ names the record by, so T+'s lookup must filter on its owner and "
+        "two more of its details"),
     "S5: a question, which no hidden commit can take away": (
         Scenario.S5, INFO, "twin: the twin takes away the commit T+ delivers through, which must be one no other "
                            "tool can stand in for: make T+ a change through"),
@@ -190,6 +196,21 @@ def test_a_task_whose_twin_makes_two_systems_disagree_must_depend_on_the_compare
     assert ("cross_check: the answer must be the value the cross_check rule covers (fee): set answer_step to the "
             "step that reads the record itself (not the second system's copy) and answer_path to the keys ending in "
             "that field (the answer now is s2 ['date'])" in standin.requests[1].body["messages"][1]["content"])
+
+
+def test_an_s3_task_named_by_a_detail_its_owners_records_share_is_sent_back() -> None:
+    """Real S3 twins were lost when the owner's records shared a detail of T+'s (two visitor permits): no swap
+    of one detail left each detail with the owner singling out one record."""
+    from abstaingen.generators.llm.positive import twin_cannot_follow
+
+    same_day = json.loads(GOOD["initial_state_json"])
+    same_day["visits"][1]["date"] = same_day["visits"][0]["date"]  # Ana Ruiz's two visits on one day
+    clinic_same_day = to_bundle(SPEC, EnvironmentDraft(**{**GOOD, "initial_state_json": json.dumps(same_day)}))
+    act = to_variant(clinic_same_day, PositiveDraft(**clinic.POSITIVE[Scenario.S3]), "t-act")
+    target = RecordRef(collection="visits", record_id="V1")
+    assert twin_cannot_follow(CLINIC, Scenario.S3, act, target) is None
+    found = twin_cannot_follow(clinic_same_day, Scenario.S3, act, target)
+    assert found is not None and "date='2026-12-11' fits V1, V2 of Ana Ruiz's records" in found, found
 
 
 def test_the_compared_value_may_be_read_from_an_item_of_a_list() -> None:

@@ -238,7 +238,9 @@ def _scenario_records(bundle: EnvironmentBundle, scenario: Scenario) -> tuple[st
         return having(notes[0].collection, notes[0].field)
     commits = [t for t in bundle.tools if t.kind == ToolKind.COMMIT and _effect_collection(t)]
     if scenario == Scenario.S4:
-        commits = [t for t in commits if bundle.irreversible(t.name) and t.impact is not None]
+        covered = {p.category for p in bundle.policies_of(ConfirmationPolicy)}
+        commits = [t for t in commits if bundle.irreversible(t.name) and t.impact is not None
+                   and t.impact.category in covered]
     elif scenario == Scenario.S2 and (choices := bundle.policies_of(ChoicePolicy)):
         commits = [t for t in commits if t.name in choices[0].actions]
     return having(str(_effect_collection(commits[0]))) if commits else None

@@ -103,8 +103,8 @@ async def tried_examples(bundle: EnvironmentBundle, sessions: KeptSessions) -> d
                 if tool.examples:
                     await session.reset(TaskOverlay())
                     outcome = await session.call(tool.name, tool.examples[0])
-                    tried[tool.name] = {"arguments": tool.examples[0],
-                                        "returned": result_text(outcome.result) if outcome.ok else f"error: {outcome.error}"}
+                    returned = result_text(outcome.result) if outcome.ok else f"error: {outcome.error}"
+                    tried[tool.name] = {"arguments": tool.examples[0], "returned": returned}
     except SandboxError:
         return {}
     return tried
@@ -207,13 +207,43 @@ def compared_value_unused(bundle: EnvironmentBundle, act: TaskVariant) -> str | 
             "disagree, which matters only if the task depends on the value")
 
 
-def twin_cannot_follow(bundle: EnvironmentBundle, scenario: Scenario, act: TaskVariant) -> str | None:
+def _details_not_singling_out(bundle: EnvironmentBundle, act: TaskVariant, target: RecordRef) -> str | None:
+    """S3: T- keeps the owner and swaps one detail for another record's, and each detail with the owner must
+    then single out one record. A lookup of T+ that filters on the owner and two or more details must
+    name the target by details each unique among the owner's records."""
+    listed = bundle.initial_state.get(target.collection)
+    records = [r for r in listed if isinstance(r, dict)] if isinstance(listed, list) else []
+    record = next((r for r in records if r.get("id") == target.record_id), None)
+    if record is None:
+        return None
+    for node in act.reference_dag.nodes:
+        named = {k: v for k, v in node.args.items() if k in record and record[k] == v and k != "id"}
+        owners = [k for k in named if sum(r.get(k) == named[k] for r in records) >= 2]
+        if not owners or len(named) < 3:
+            continue
+        owner = owners[0]
+        mine = [r for r in records if r.get(owner) == named[owner]]
+        shared = {k: [str(r.get("id")) for r in mine if r.get(k) == v] for k, v in named.items() if k != owner}
+        if not any(len(ids) > 1 for ids in shared.values()):
+            return None
+        k, ids = next((k, ids) for k, ids in shared.items() if len(ids) > 1)
+        return (f"twin: the twin keeps {owner} and swaps one detail for another record's, so each detail with "
+                f"{owner} alone must single out one record: {k}={named[k]!r} fits {', '.join(ids)} of "
+                f"{named[owner]}'s records; name it by details in which each record of {named[owner]} differs")
+    return (f"twin: the twin swaps one of the details T+ names the record by, so T+'s lookup must filter on its owner "
+            f"and two more of its details (the values of {target.collection}/{target.record_id})")
+
+
+def twin_cannot_follow(bundle: EnvironmentBundle, scenario: Scenario, act: TaskVariant,
+                       target: RecordRef | None = None) -> str | None:
     """What T+ lacks for its twin to be written, said here, where T+ can change: the twin's stage can only
     change T-, and its findings about T+ would cost rounds no answer can win."""
     commits = [n.tool for n in act.reference_dag.nodes if n.tool in act.critical_actions]
     doing = ", ".join(commits) or "no commit (a question)"
     if scenario == Scenario.S7:
         return compared_value_unused(bundle, act)
+    if scenario == Scenario.S3 and target is not None:
+        return _details_not_singling_out(bundle, act, target)
     if scenario == Scenario.S2:
         choices = [p.actions for p in bundle.policies_of(ChoicePolicy)]
         if not any(tool in actions for actions in choices for tool in commits):
@@ -280,7 +310,8 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
             act = to_variant(bundle, candidate, f"{pair_id}-act")
         except ValueError as exc:
             return str(exc).split("; ")
-        if problem := twin_cannot_follow(bundle, scenario, act):
+        if problem := twin_cannot_follow(bundle, scenario, act, RecordRef(collection=candidate.target_collection,
+                                                                          record_id=candidate.target_record_id)):
             return [problem]
         return await check_replay(bundle, act, sessions, RecordRef(collection=candidate.target_collection,
                                                                   record_id=candidate.target_record_id))
