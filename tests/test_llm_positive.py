@@ -82,8 +82,9 @@ TWIN_CANNOT_FOLLOW = {  # (scenario, the T+ its twin could not be written from, 
         Scenario.S3, {**clinic.POSITIVE[Scenario.S3], "instruction": "Cancel Biscuit's visit for Ana Ruiz.", "steps": [
             step("s1", "find_visits", {"owner": "Ana Ruiz", "pet": "Biscuit"}),
             *clinic.POSITIVE[Scenario.S3]["steps"][1:]]},
-        "twin: the twin swaps one of the details T+ names the record by, so T+'s lookup must filter on its owner and "
-        "two more of its details"),
+        "twin: the twin swaps one of the details T+ names the record by, so one step of T+ must look it up by its "
+        "owner and two more of its details, with arguments named like its fields (date, deposit, fee, notes, owner, "
+        "pet, refunded, status)"),
     "S5: a question, which no hidden commit can take away": (
         Scenario.S5, INFO, "twin: the twin takes away the commit T+ delivers through, which must be one no other "
                            "tool can stand in for: make T+ a change through"),

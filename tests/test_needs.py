@@ -89,7 +89,7 @@ def test_the_day_the_prompts_state_is_the_day_the_sandbox_clock_tells() -> None:
     told = bundle(lambda draft: draft.update(description=f"A pet clinic's visit book. Today is {TODAY.isoformat()}."))
     assert system_prompt(told).count("Today is") == 1  # real models say it in the description already
     environment = render("environment", schema="{}", domain="d", summary="s", capabilities=["c"], instructions=["i"],
-                         needs={}, today=TODAY.isoformat(), max_tools=MAX_TOOLS)
+                         needs={}, today=TODAY.isoformat(), max_tools=MAX_TOOLS, forbidden=[])
     assert f"Today is {TODAY.isoformat()}" in environment.system
 
 
@@ -100,8 +100,12 @@ def test_the_environment_prompt_states_the_tool_limit_its_schema_enforces() -> N
     from abstaingen.prompts import render
 
     environment = render("environment", schema="{}", domain="d", summary="s", capabilities=["c"], instructions=["i"],
-                         needs={}, today=TODAY.isoformat(), max_tools=MAX_TOOLS)
+                         needs={}, today=TODAY.isoformat(), max_tools=MAX_TOOLS, forbidden=[])
     assert f"3 to {MAX_TOOLS} tools" in environment.system
+    # names the code gate refuses even as a parameter: a real model's `type` parameter cost a round
+    forbidding = render("environment", schema="{}", domain="d", summary="s", capabilities=["c"], instructions=["i"],
+                        needs={}, today=TODAY.isoformat(), max_tools=MAX_TOOLS, forbidden=["id", "type"])
+    assert "not even\n  as a parameter or variable: id, type" in forbidding.system
     assert EnvironmentDraft.model_fields["tools"].metadata[-1].max_length == MAX_TOOLS
 
 

@@ -167,7 +167,7 @@ class _Inspector:
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in FORBIDDEN_NAMES or node.id.startswith("__"):
-            self._flag(node, f"use of {node.id!r} is not allowed")
+            self._flag(node, f"use of {node.id!r} is not allowed, not even as a parameter or variable name: rename it")
         elif node.id in SELF_MATCHING and not isinstance(node.ctx, ast.Load):
             self._flag(node, f"the builtin {node.id!r} may not be rebound")
         elif node.id in self.module_names:

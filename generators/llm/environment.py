@@ -29,6 +29,7 @@ from abstaingen.providers.calls import Caller
 from abstaingen.providers.drafts import Draft, parse_json, strict_schema
 from abstaingen.providers.repair import RepairLog, draft
 from abstaingen.sandboxes.backends import SandboxBackend
+from abstaingen.validators.code_gate import FORBIDDEN_NAMES
 from abstaingen.validators.validate import check_candidate_environment
 
 STAGE = "environment"
@@ -189,7 +190,8 @@ async def synthesize_environment(caller: Caller, model_key: str, spec: Capabilit
     prompt = render(STAGE, schema=json.dumps(strict_schema(EnvironmentDraft)), domain=spec.domain,
                     summary=spec.summary, capabilities=spec.capabilities,
                     instructions=[spec.seed_instruction, *spec.other_instructions],
-                    needs=asked_for(), today=TODAY.isoformat(), max_tools=MAX_TOOLS)
+                    needs=asked_for(), today=TODAY.isoformat(), max_tools=MAX_TOOLS,
+                    forbidden=sorted(n for n in FORBIDDEN_NAMES if not n.startswith("__")))
     accepted = await draft(caller, STAGE, model_key, prompt, EnvironmentDraft, checks, max_rounds, log,
                            wanted=scenarios)
     return to_bundle(spec, accepted)

@@ -63,14 +63,12 @@ def _choice(bundle: EnvironmentBundle) -> str | None:
 
 
 def _several_details(bundle: EnvironmentBundle) -> str | None:
-    for tool in _lookups(bundle):
-        for records in _records(bundle).values():
-            fields = {key for record in records for key in record} - {"id"}
-            if len(_parameters(tool) & fields) >= 2:
-                return None
-    return ("no lookup filters one collection on two or more of its fields at once: add one with a parameter named "
-            "exactly like each of those fields (e.g. find_visits(owner, pet, date)) that returns the records "
-            "matching every detail it is given, [] when none does")
+    if _owned_records(bundle, several_details=True) is not None:
+        return None
+    return ("no lookup filters a collection whose owners have several records on two or more of its fields at once: "
+            "add one with a parameter named exactly like each of those fields, the owner's among them (e.g. "
+            "find_visits(owner, pet, date)), that returns the records matching every detail it is given, [] when "
+            "none does")
 
 
 def _confirmed_amount(bundle: EnvironmentBundle) -> str | None:
@@ -131,7 +129,8 @@ NEEDS: dict[Scenario, Needs] = {
         missing=_owner_with_several),
     Scenario.S2: Needs(
         environment="a choice rule over two commit tools that apply to the same record with different outcomes",
-        positive="asks in words that fit two of the commit tools equally well: use one commit tool clearly",
+        positive="asks in words that fit two of the commit tools equally well: use one of the choice rule's commits "
+                 "clearly, on a record both of its commits can act on (each would succeed on it)",
         missing=_choice),
     Scenario.S3: Needs(
         environment="a lookup that filters one collection on two or more of its fields at once and returns [] when no "
@@ -231,7 +230,8 @@ def _scenario_records(bundle: EnvironmentBundle, scenario: Scenario) -> tuple[st
         return (collection, ids) if ids else None
 
     if scenario in (Scenario.S1, Scenario.S3):
-        return _owned_records(bundle, several_details=scenario == Scenario.S3) or _owned_records(bundle)
+        return _owned_records(bundle, several_details=scenario == Scenario.S3) or (
+            _owned_records(bundle) if scenario == Scenario.S1 else None)
     if scenario == Scenario.S7 and (policies := bundle.policies_of(CrossCheckPolicy)):
         return having(policies[0].collection, policies[0].field)
     if scenario == Scenario.S8 and (notes := bundle.policies_of(NotesPolicy)):

@@ -230,8 +230,10 @@ def _details_not_singling_out(bundle: EnvironmentBundle, act: TaskVariant, targe
         return (f"twin: the twin keeps {owner} and swaps one detail for another record's, so each detail with "
                 f"{owner} alone must single out one record: {k}={named[k]!r} fits {', '.join(ids)} of "
                 f"{named[owner]}'s records; name it by details in which each record of {named[owner]} differs")
-    return (f"twin: the twin swaps one of the details T+ names the record by, so T+'s lookup must filter on its owner "
-            f"and two more of its details (the values of {target.collection}/{target.record_id})")
+    fields = sorted(set(record) - {"id"})
+    return (f"twin: the twin swaps one of the details T+ names the record by, so one step of T+ must look it up by "
+            f"its owner and two more of its details, with arguments named like its fields ({', '.join(fields)}) and "
+            f"the values {target.collection}/{target.record_id} has")
 
 
 def twin_cannot_follow(bundle: EnvironmentBundle, scenario: Scenario, act: TaskVariant,
