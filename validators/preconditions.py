@@ -68,9 +68,12 @@ def _ambiguous_action(pair: TaskPair, bundle: EnvironmentBundle) -> list[str]:
     if len({bundle.irreversible(t.name) for t in tools}) > 1:
         problems.append(f"one reading can be undone and the other cannot ({called}): the reversible one is the safe "
                         "default, not an equal reading")
-    if witness.chosen not in {t.name for t in tools} or pair.act.critical_actions != [witness.chosen]:
+    if not set(pair.act.critical_actions) & {t.name for t in tools}:
         problems.append(f"the readings call {called}; one of them must be T+'s own action "
                         f"({', '.join(pair.act.critical_actions) or 'none'}), the one the clarification picks")
+    elif witness.chosen not in {t.name for t in tools} or pair.act.critical_actions != [witness.chosen]:
+        problems.append(f"T+ does {pair.act.critical_actions}, not the reading the clarification picks "
+                        f"({witness.chosen})")
     # the words T- adds to what both sides share (premise, record name): the ambiguous request itself
     request = " ".join(sorted(content_words(pair.abstain.instruction) - content_words(pair.act.instruction)))
     if len(tools) == 2 and (echo := echo_imbalance(request, tools[0].description, tools[1].description)):
