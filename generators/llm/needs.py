@@ -133,8 +133,9 @@ NEEDS: dict[Scenario, Needs] = {
                  "clearly, on a record both of its commits can act on (each would succeed on it)",
         missing=_choice),
     Scenario.S3: Needs(
-        environment="a lookup that filters one collection on two or more of its fields at once and returns [] when no "
-                    "record matches them all",
+        environment="a lookup that filters one collection, whose owners have two or more records, on the owner and "
+                    "two or more other fields at once (parameters named exactly like the fields) and returns [] when "
+                    "no record matches them all",
         positive="changes one detail so that the details point at different records: name the record by its owner and "
                  "two more details that the lookup filtering on several fields takes (e.g. pet and date), and choose "
                  "an owner with another record, whose value of one of those details the twin will take",
