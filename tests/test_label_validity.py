@@ -10,7 +10,7 @@ import pytest
 from builtin_fixtures import builtin_bundle, builtin_pair
 
 from abstaingen.generators.builtin.domains import DOMAINS
-from abstaingen.model import CheckResult, ConfirmationPolicy, PatchOp, Scenario, TaskOverlay, TaskPair
+from abstaingen.model import CheckResult, ChoicePolicy, ConfirmationPolicy, PatchOp, Scenario, TaskOverlay, TaskPair
 from abstaingen.model.perturbation import DistinctInterpretationsWitness, Interpretation
 from abstaingen.sandboxes.backends import LocalBackend
 from abstaingen.sandboxes.session import SandboxSession
@@ -120,6 +120,16 @@ def test_s2_clarification_that_picks_another_reading_than_the_act_side_is_reject
     other = next(r.commit.tool for r in pair.perturbation.witness.interpretations if r.commit.tool != pair.act.critical_actions[0])
     result = check_preconditions(with_witness(pair, chosen=other), TRAVEL)
     assert not result.passed and "not the reading the clarification picks" in result.detail
+
+
+def test_s2_words_of_the_stated_choice_rule_are_no_echo() -> None:
+    """A real model's twin was refused for 'stop', the choice rule's own word for the choice, which one tool's
+    description happened to share; the rule is the assistant's own wording, not a hint at one reading."""
+    pair = builtin_pair(Scenario.S2, 0)
+    rule = next(p for p in TRAVEL.policies_of(ChoicePolicy) if p.statement in pair.abstain.system_prompt)
+    ruled = f"{pair.abstain.instruction.rstrip('.')}; about the card, whatever you decide."  # 'card': the rule's word
+    assert "card" in rule.statement.lower()
+    assert check_preconditions(with_abstain(pair, instruction=ruled), TRAVEL).passed
 
 
 def test_s2_request_that_echoes_one_readings_description_is_rejected() -> None:
