@@ -16,7 +16,7 @@ from test_llm_environment import GOOD, SPEC
 from abstaingen.generators import PositiveTask
 from abstaingen.generators.llm.environment import EnvironmentDraft, to_bundle
 from abstaingen.generators.llm.positive import PositiveDraft, to_variant, write_positive_task
-from abstaingen.model import Deliverable, RecordRef, Scenario
+from abstaingen.model import Deliverable, EnvironmentBundle, RecordRef, Scenario
 from abstaingen.providers.repair import RepairFailed, RepairLog
 from abstaingen.sandboxes.backends import get_backend
 from abstaingen.sandboxes.kept import KeptSessions
@@ -92,9 +92,10 @@ TWIN_CANNOT_FOLLOW = {  # (scenario, the T+ its twin could not be written from, 
 
 
 def write(standin: StandIn, backend: str, max_rounds: int = 2, variant: int = 0, variants: int = 1,
-          scenario: Scenario = Scenario.S1) -> tuple[PositiveTask | RepairFailed, RepairLog]:
+          scenario: Scenario = Scenario.S1, bundle: EnvironmentBundle = CLINIC) -> tuple[PositiveTask | RepairFailed,
+                                                                                         RepairLog]:
     log = RepairLog()
-    result = run_stage(standin, lambda caller: write_positive_task(caller, "writer", CLINIC, scenario, variant,
+    result = run_stage(standin, lambda caller: write_positive_task(caller, "writer", bundle, scenario, variant,
                                                                    KeptSessions(get_backend(backend)), max_rounds, log,
                                                                    variants))
     return result, log  # type: ignore[return-value]
@@ -197,6 +198,26 @@ def test_a_task_whose_twin_makes_two_systems_disagree_must_depend_on_the_compare
     assert ("cross_check: the answer must be the value the cross_check rule covers (fee): set answer_step to the "
             "step that reads the record itself (not the second system's copy) and answer_path to the keys ending in "
             "that field (the answer now is s2 ['date'])" in standin.requests[1].body["messages"][1]["content"])
+
+
+def test_an_s2_task_on_a_record_the_other_reading_refuses_is_sent_back(standin: StandIn) -> None:
+    """A real T+ was about a future class booking, which 'mark missed', the choice's other commit, refuses: its
+    twin could only have one reading, and the slot was lost at the twin's stage."""
+    code = GOOD["implementation"].replace(
+        "def postpone_visit(state, visit_id):\n",
+        "def postpone_visit(state, visit_id):\n    if visit_id == \"V3\":\n"
+        "        raise ValueError(\"Rex's visit can no longer be moved\")\n")
+    assert code != GOOD["implementation"]
+    strict = to_bundle(SPEC, EnvironmentDraft(**{**GOOD, "implementation": code}))
+    rex = clinic.POSITIVE[Scenario.S2]  # cancels V3
+    mia = {**rex, "instruction": "Cancel Mia's visit for Tom Lee.", "target_record_id": "V4",
+           "steps": [step("s1", "find_visits", {"owner": "Tom Lee", "pet": "Mia"}), *rex["steps"][1:]],
+           "final_state": [{**rex["final_state"][0], "record_id": "V4"}]}
+    standin.script("positive_task", Answer(rex), Answer(mia))
+    task, log = write(standin, "bwrap", scenario=Scenario.S2, bundle=strict)
+    assert isinstance(task, PositiveTask) and task.target.record_id == "V4" and log.repaired["positive_task"] == 1
+    assert ("twin: the twin's other reading, postpone_visit{'visit_id': 'V3'}, fails on this record (Rex's visit can "
+            "no longer be moved)" in standin.requests[1].body["messages"][1]["content"])
 
 
 def test_an_s3_task_named_by_a_detail_its_owners_records_share_is_sent_back() -> None:

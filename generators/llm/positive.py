@@ -296,6 +296,30 @@ async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, sessions: Ke
     return problems
 
 
+async def other_readings_fail(bundle: EnvironmentBundle, act: TaskVariant, sessions: KeptSessions) -> list[str]:
+    """S2: the twin's readings are T+'s commit and the other commits of its choice rule, called with T+'s
+    arguments; each must succeed on the record, or the twin has one reading only. A real model's T+ was
+    about a future class booking that 'mark missed', the other reading, refuses."""
+    try:
+        async with sessions.session(bundle) as session:
+            trace = (await replay(session, [act], runs=1))[0].trace
+            commit = next((c for c in trace.calls if c.ok and c.tool in act.critical_actions), None)
+            if commit is None:
+                return []
+            problems = []
+            for policy in bundle.policies_of(ChoicePolicy):
+                for other in [a for a in policy.actions if commit.tool in policy.actions and a != commit.tool]:
+                    await session.reset(act.overlay)
+                    outcome = await session.call(other, commit.args)
+                    if not outcome.ok:
+                        problems.append(f"twin: the twin's other reading, {other}{commit.args}, fails on this record "
+                                        f"({outcome.error}): choose a record that both {commit.tool} and {other} can "
+                                        f"act on")
+            return problems
+    except SandboxError:
+        return []
+
+
 async def write_positive_task(caller: Caller, model_key: str, bundle: EnvironmentBundle, scenario: Scenario,
                               variant: int, sessions: KeptSessions, max_rounds: int = 2,
                               log: RepairLog | None = None, variants: int = 1) -> PositiveTask:
@@ -315,8 +339,11 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
         if problem := twin_cannot_follow(bundle, scenario, act, RecordRef(collection=candidate.target_collection,
                                                                           record_id=candidate.target_record_id)):
             return [problem]
-        return await check_replay(bundle, act, sessions, RecordRef(collection=candidate.target_collection,
-                                                                  record_id=candidate.target_record_id))
+        problems = await check_replay(bundle, act, sessions, RecordRef(collection=candidate.target_collection,
+                                                                      record_id=candidate.target_record_id))
+        if scenario == Scenario.S2 and not problems:
+            problems = await other_readings_fail(bundle, act, sessions)
+        return problems
 
     prompt = render(STAGE, schema=json.dumps(strict_schema(PositiveDraft)), system_prompt=system_prompt(bundle),
                     tools=tool_cards(bundle, await tried_examples(bundle, sessions)), state=state_json(bundle),
