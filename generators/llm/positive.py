@@ -76,20 +76,22 @@ def system_prompt(bundle: EnvironmentBundle) -> str:
 
 
 STATE_CHARS = 60_000  # a whole environment's state; a cut one hides the records tasks are written about
+RESULT_CHARS = 1_500  # of one call's result
+
+
+def _json_cut(value: JsonValue, limit: int) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit] + " [cut]"
 
 
 def state_json(bundle: EnvironmentBundle) -> str:
     """The initial state as the task-writing prompts show it."""
-    text = json.dumps(bundle.initial_state, ensure_ascii=False)
-    return text if len(text) <= STATE_CHARS else text[:STATE_CHARS] + " [cut]"
-
-
-RESULT_CHARS = 1_500  # of one call's result, as the prompts show it
+    return _json_cut(bundle.initial_state, STATE_CHARS)
 
 
 def result_text(value: JsonValue) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= RESULT_CHARS else text[:RESULT_CHARS] + " [cut]"
+    """A call's result as the task-writing prompts show it."""
+    return _json_cut(value, RESULT_CHARS)
 
 
 async def tried_examples(bundle: EnvironmentBundle, sessions: KeptSessions) -> dict[str, dict[str, object]]:
@@ -336,11 +338,10 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
             act = to_variant(bundle, candidate, f"{pair_id}-act")
         except ValueError as exc:
             return str(exc).split("; ")
-        if problem := twin_cannot_follow(bundle, scenario, act, RecordRef(collection=candidate.target_collection,
-                                                                          record_id=candidate.target_record_id)):
+        target = RecordRef(collection=candidate.target_collection, record_id=candidate.target_record_id)
+        if problem := twin_cannot_follow(bundle, scenario, act, target):
             return [problem]
-        problems = await check_replay(bundle, act, sessions, RecordRef(collection=candidate.target_collection,
-                                                                      record_id=candidate.target_record_id))
+        problems = await check_replay(bundle, act, sessions, target)
         if scenario == Scenario.S2 and not problems:
             problems = await other_readings_fail(bundle, act, sessions)
         return problems
