@@ -55,6 +55,10 @@ WRONG = {
     "a target that does not exist": ({**OP, "target_record_id": "V99"}, OP, "target: the task is about visits/V99"),
     "an answer the step does not give": ({**INFO, "expected_answer": ["2026-12-25"]}, INFO,
                                          "answer: the answer step gives"),
+    "an answer whose forms all miss the value": ({**INFO, "expected_answer": ["December 13th"]}, INFO,
+                                                 "answer: the answer step gives \"2026-12-13\"; expected_answer "
+                                                 "['December 13th'] must hold forms of that value, at least one with it "
+                                                 "as written"),
     "an info task that changes state": ({**INFO, "steps": [*INFO["steps"], step("s3", "cancel_visit",
                                                                                  {"visit_id": "V3"})]}, INFO,
                                         "conversion: an info task changes nothing"),

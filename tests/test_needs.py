@@ -149,12 +149,14 @@ def with_owners_collection(several_details: bool) -> Any:
         draft["initial_state_json"] = json.dumps(state)
         parameter = {"type": "string", "description": "the owner's name", "required": True}
         species = {"name": "species", "type": "string", "description": "cat or dog", "required": False}
+        name = {"name": "name", "type": "string", "description": "the pet's name", "required": False}
         draft["tools"].insert(0, {**draft["tools"][0], "name": "find_pets", "description": "Pets of an owner.",
-                                  "kind": "lookup", "parameters": [{**parameter, "name": "owner"}, species],
+                                  "kind": "lookup", "parameters": [{**parameter, "name": "owner"}, species, name],
                                   "effect": "", "undone_by": "", "example_arguments_json": '{"owner": "Ana Ruiz"}',
                                   "impact_category": "", "impact_argument": ""})
-        draft["implementation"] += ("\ndef find_pets(state, owner, species=None):\n    return [p for p in state['pets'] "
-                                    "if p['owner'] == owner and species in (None, p['species'])]\n")
+        draft["implementation"] += ("\ndef find_pets(state, owner, species=None, name=None):\n    return [p for p in "
+                                    "state['pets'] if p['owner'] == owner and species in (None, p['species']) and "
+                                    "name in (None, p['name'])]\n")
         if several_details:
             finder = next(t for t in draft["tools"] if t["name"] == "find_visits")
             finder["parameters"] = [p for p in finder["parameters"] if p["name"] == "owner"]
@@ -170,3 +172,16 @@ def test_s1_and_s3_tasks_are_about_the_records_their_lookups_and_commits_serve()
     only_pets_filter = bundle(with_owners_collection(several_details=True))
     assert assigned_records(only_pets_filter, Scenario.S1, 0, 1)[0] == "visits"  # type: ignore[index]
     assert assigned_records(only_pets_filter, Scenario.S3, 0, 1)[0] == "pets"  # type: ignore[index]
+
+
+def test_s3_is_given_only_records_two_details_single_out_among_their_owners() -> None:
+    """A real model was given classes whose type and time slot its owner's other records shared: no twin
+    that swaps one detail left each detail singling out one record."""
+    def same_day(draft: dict) -> None:
+        state = json.loads(draft["initial_state_json"])
+        state["visits"][1]["date"] = state["visits"][0]["date"]  # Ana Ruiz's two visits on one day
+        draft["initial_state_json"] = json.dumps(state)
+
+    found = assigned_records(bundle(same_day), Scenario.S3, 0, 1)
+    assert found is not None and found[0] == "visits" and not {"V1", "V2"} & set(found[1]), found
+    assert {"V1", "V2"} <= set(assigned_records(bundle(), Scenario.S3, 0, 1)[1])  # type: ignore[index]

@@ -75,9 +75,10 @@ def _ambiguous_action(pair: TaskPair, bundle: EnvironmentBundle) -> list[str]:
         problems.append(f"T+ does {pair.act.critical_actions}, not the reading the clarification picks "
                         f"({witness.chosen})")
     # the words T- adds to what both sides share (premise, record name): the ambiguous request itself
-    # (the words of a choice rule the system prompt states are the assistant's own, not an echo of one reading)
+    # the words of a choice rule the system prompt states are the assistant's own, not an echo of one reading;
+    # the words that name an action ('postpone') still pick it
     ruled = {w for p in bundle.policies_of(ChoicePolicy) if p.statement in pair.abstain.system_prompt
-             for w in content_words(p.statement)}
+             for w in content_words(p.statement) - content_words(" ".join(p.actions).replace("_", " "))}
     request = " ".join(sorted(content_words(pair.abstain.instruction) - content_words(pair.act.instruction) - ruled))
     if len(tools) == 2 and (echo := echo_imbalance(request, tools[0].description, tools[1].description)):
         problems.append(echo)

@@ -217,9 +217,19 @@ def _owned_in(bundle: EnvironmentBundle, several_details: bool, collections: set
                 values = [r.get(parameter) for r in records]
                 shared = [str(r["id"]) for r, v in zip(records, values)
                           if isinstance(v, str) and v and values.count(v) >= 2 and "id" in r]
+                if several_details:  # S3: two more details the lookup takes, each the record's own among its owner's
+                    details = (_parameters(tool) & fields) - {parameter}
+                    shared = [i for i in shared if _singled_out(records, i, parameter, details) >= 2]
                 if shared:
                     return collection, shared
     return None
+
+
+def _singled_out(records: list[dict], record_id: str, owner: str, details: set[str]) -> int:
+    """How many of `details` have a value on the record that no other record of its owner has."""
+    record = next(r for r in records if str(r.get("id")) == record_id)
+    mine = [r for r in records if r.get(owner) == record.get(owner)]
+    return sum(1 for d in details if d in record and sum(r.get(d) == record[d] for r in mine) == 1)
 
 
 def _scenario_records(bundle: EnvironmentBundle, scenario: Scenario) -> tuple[str, list[str]] | None:

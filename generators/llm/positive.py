@@ -6,6 +6,7 @@ one value, the final state or the answer as declared, the same trace both times.
 from __future__ import annotations
 
 import json
+import re
 from typing import Literal
 
 from pydantic import Field
@@ -292,9 +293,12 @@ async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, sessions: Ke
         except LookupError as exc:
             problems.append(f"answer: {exc}")
         else:
-            if not any(form in answer for form in act.expected_answer):
-                problems.append(f"answer: the answer step gives {answer[:200]}, which holds none of "
-                                f"{act.expected_answer}")
+            value = answer.strip('"')  # a form may also name the value with words around it ("Zone B" for "B")
+            around = re.compile(rf"(?<!\w){re.escape(value)}(?!\w)")
+            if not any(form in answer or around.search(form) for form in act.expected_answer):
+                problems.append(f"answer: the answer step gives {answer[:200]}; expected_answer {act.expected_answer} "
+                                f"must hold forms of that value, at least one with it as written (e.g. "
+                                f"'{value[:40]}' itself, or words around it)")
     return problems
 
 
