@@ -66,6 +66,18 @@ def test_a_good_draft_becomes_a_pair_that_passes_every_layer(scenario: Scenario,
     assert all("returned" in step for step in shown["steps"])  # a twin's paths point into these results
 
 
+def test_a_witness_calls_a_step_with_the_values_t_plus_bound_not_the_targets_id() -> None:
+    """A real T+ bound a member's id into the step a twin compared; the witness filled in the target's id (a
+    payment's) and every S7 twin of that environment failed on 'no member with id PY-6007'."""
+    from abstaingen.generators.llm.perturbation import Twin
+    from abstaingen.model import DagNode, OutputRef
+
+    step = DagNode(id="s2", tool="find_visits", bindings={"owner": OutputRef(node="s1", path=[0, "owner"])})
+    returned = {"s1": [{"id": "V3", "owner": "Tom Lee"}]}
+    assert Twin(CLINIC, positive(Scenario.S7), returned).standalone(step).args == {"owner": "Tom Lee"}
+    assert Twin(CLINIC, positive(Scenario.S7)).standalone(step).args == {"owner": "V3"}  # no replay: the target
+
+
 def test_a_note_inside_a_lookup_result_is_found_by_its_path(standin: StandIn) -> None:
     """A real environment's reading returned the member with its memberships nested; a note path of one field
     could not reach the note, and both S8 slots of that environment were lost."""

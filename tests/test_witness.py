@@ -13,6 +13,7 @@ from abstaingen.model import (
     CheckResult,
     DagNode,
     EnvironmentBundle,
+    PatchOp,
     Scenario,
     TaskOverlay,
     TaskPair,
@@ -90,6 +91,20 @@ def test_every_generated_witness_holds_when_executed(tmp_path: Path) -> None:
     pairs = [builtin_pair(s, v) for s in Scenario for v in (0, 1)]
     results = witness_results(tmp_path, TRAVEL, pairs)
     assert [(p.pair_id, r.detail) for p, r in zip(pairs, results) if not r.passed] == []
+
+
+def test_a_conflict_between_texts_is_a_conflict_and_their_agreement_is_none(tmp_path: Path) -> None:
+    """A real environment cross-checked a permit's zone ('B' against the enforcement copy); the witness took
+    only numbers and refused every S7 twin there."""
+    s7 = builtin_pair(Scenario.S7)
+    patch = s7.abstain.overlay.state_patch[0]
+    field = next(iter(patch.values))
+    text = PatchOp(op="set", collection=patch.collection, record_id=patch.record_id, values={field: "ZONE-B"})
+    differ, agree = witness_results(tmp_path, TRAVEL, [
+        with_abstain(s7, overlay=TaskOverlay(state_patch=[text])),
+        with_abstain(s7, overlay=s7.act.overlay)])
+    assert differ.passed and "'ZONE-B'" in differ.detail, differ.detail
+    assert not agree.passed and "agree" in agree.detail
 
 
 def test_each_witness_rejects_a_broken_pair(tmp_path: Path) -> None:

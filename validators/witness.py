@@ -211,32 +211,45 @@ async def tool_failure(session, pair: TaskPair, w: ToolFailureWitness, bundle) -
     return f"{w.failing_call.tool} fails {w.attempts} times in a row; {route}"
 
 
-def _number(value: JsonValue) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise WitnessFailed(f"{value!r} is not a number")
-    return float(value)
+def _compared(value: JsonValue) -> float | str:
+    """A compared value: a number, or a text (a zone, a date) that must match exactly."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise WitnessFailed(f"{value!r} is neither a number nor a text")
+    return float(value) if isinstance(value, int | float) else value
+
+
+def _apart(a: float | str, b: float | str, tolerance: float) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) > tolerance
+    return a != b  # texts (or a text and a number) agree only when equal
+
+
+def _said(value: float | str) -> str:
+    return f"{value:g}" if isinstance(value, float) else repr(value)
 
 
 @checks("conflicting_evidence")
 async def conflicting_evidence(session, pair: TaskPair, w: ConflictingEvidenceWitness, bundle) -> str:
-    """The two reads differ by more than the stated tolerance in T-, and by no more than it in T+."""
+    """The two reads differ by more than the stated tolerance in T-, and by no more than it in T+ (values that
+    are not numbers: differ at all, agree exactly)."""
     field = w.path_a[-1] if w.path_a else None
     policies = [p for p in bundle.policies_of(CrossCheckPolicy) if p.field == field and p.mirror_tool == w.read_b.tool]
     tolerance = policies[0].tolerance if policies else 0.0
 
-    async def gap(variant: TaskVariant) -> tuple[float, float]:
-        a = _number(_at(await _result(session, variant, w.read_a), w.path_a, w.read_a.tool))
-        b = _number(_at(await _result(session, variant, w.read_b), w.path_b, w.read_b.tool))
+    async def reads(variant: TaskVariant) -> tuple[float | str, float | str]:
+        a = _compared(_at(await _result(session, variant, w.read_a), w.path_a, w.read_a.tool))
+        b = _compared(_at(await _result(session, variant, w.read_b), w.path_b, w.read_b.tool))
         return a, b
 
-    a, b = await gap(pair.abstain)
-    if abs(a - b) <= tolerance:
+    a, b = await reads(pair.abstain)
+    if not _apart(a, b, tolerance):
         raise WitnessFailed(f"{w.read_a.tool} and {w.read_b.tool} agree within the tolerance {tolerance:g} "
-                            f"in T- ({a:g} vs {b:g})")
-    act_a, act_b = await gap(pair.act)
-    if abs(act_a - act_b) > tolerance:
-        raise WitnessFailed(f"the reads already disagree in T+ ({act_a:g} vs {act_b:g})")
-    return f"{w.read_a.tool} says {a:g}, {w.read_b.tool} says {b:g} (T+: {act_a:g} vs {act_b:g}, tolerance {tolerance:g})"
+                            f"in T- ({_said(a)} vs {_said(b)})")
+    act_a, act_b = await reads(pair.act)
+    if _apart(act_a, act_b, tolerance):
+        raise WitnessFailed(f"the reads already disagree in T+ ({_said(act_a)} vs {_said(act_b)})")
+    return (f"{w.read_a.tool} says {_said(a)}, {w.read_b.tool} says {_said(b)} (T+: {_said(act_a)} vs "
+            f"{_said(act_b)}, tolerance {tolerance:g})")
 
 
 @checks("risk_marker")

@@ -79,8 +79,9 @@ class Twin:
     """T- while a draft shapes it: starts as a copy of T+'s parts, collects what cannot be converted as
     findings for the model. A draft may also give T+ what its twin needs (a note, a compare step)."""
 
-    def __init__(self, bundle: EnvironmentBundle, positive: PositiveTask):
+    def __init__(self, bundle: EnvironmentBundle, positive: PositiveTask, returned: dict[str, JsonValue] | None = None):
         self.bundle, self.positive, self.act = bundle, positive, positive.act
+        self.returned = returned or {}  # what T+'s steps returned in the sandbox
         self.instruction = positive.act.instruction
         self.overlay = positive.act.overlay
         self.dag = ExecutionDag()
@@ -111,10 +112,16 @@ class Twin:
             return None
 
     def standalone(self, node: DagNode) -> DagNode:
-        """A T+ step as a witness calls it on its own: a bound argument that names the target, filled in."""
+        """A T+ step as a witness calls it on its own: its bound arguments filled in with what T+'s steps
+        returned (or, without a replay, the target's id: a real T+ bound a member id, not the target's)."""
         schema = self.bundle.tool(node.tool).input_schema.get("properties", {})
-        named = {name: self.positive.target.record_id for name in node.bindings
-                 if isinstance(schema, dict) and name in schema}
+        named: dict[str, JsonValue] = {}
+        for name, ref in node.bindings.items():
+            try:
+                named[name] = ref.resolve(self.returned)
+            except (LookupError, KeyError):
+                if isinstance(schema, dict) and name in schema:
+                    named[name] = self.positive.target.record_id
         return node.model_copy(update={"bindings": {}, "after": [], "args": {**node.args, **named}})
 
     def probe(self, text: str) -> dict[str, JsonValue]:
@@ -382,9 +389,11 @@ def unsupported(bundle: EnvironmentBundle, scenario: Scenario, deliverable: Deli
 # --- the pair a draft describes -------------------------------------------------------------------------
 
 
-def to_pair(bundle: EnvironmentBundle, positive: PositiveTask, candidate: Words, provenance: Provenance) -> TaskPair:
-    """The pair the draft describes; ValueError lists what cannot be converted."""
-    twin = Twin(bundle, positive)
+def to_pair(bundle: EnvironmentBundle, positive: PositiveTask, candidate: Words, provenance: Provenance,
+            returned: dict[str, JsonValue] | None = None) -> TaskPair:
+    """The pair the draft describes (`returned`: what T+'s steps returned); ValueError lists what cannot be
+    converted."""
+    twin = Twin(bundle, positive, returned)
     witness = candidate.shape(twin)
     if witness is None or twin.problems:
         raise ValueError("; ".join(twin.problems or ["conversion: the draft does not give what the witness needs"]))
@@ -466,16 +475,17 @@ async def perturb(caller: Caller, model_key: str, positive: PositiveTask, bundle
         raise NotApplicable(reason)
     stage, draft_type = stage_of(scenario), DRAFTS[scenario]
 
+    returned = await solution_results(positive.act, bundle, sessions)
+
     async def checks(candidate: Words) -> list[str]:
         try:
-            pair = to_pair(bundle, positive, candidate, provenance)
+            pair = to_pair(bundle, positive, candidate, provenance, returned)
         except (ValueError, ValidationError) as exc:
             return str(exc).split("; ")
         batch = await validate_pairs_async(bundle, [pair], sessions.backend, allow_unsandboxed, kept=sessions)
         return [f"{c.name}: {c.detail}" for p in batch.rejected for c in p.validation.failures()]
 
     prompt = render(stage, schema=json.dumps(strict_schema(draft_type)),
-                    **describe(bundle, positive, await tried_examples(bundle, sessions),
-                               await solution_results(positive.act, bundle, sessions)))
+                    **describe(bundle, positive, await tried_examples(bundle, sessions), returned))
     accepted = await draft(caller, stage, model_key, prompt, draft_type, checks, max_rounds, log)
-    return to_pair(bundle, positive, accepted, provenance)
+    return to_pair(bundle, positive, accepted, provenance, returned)
