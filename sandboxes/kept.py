@@ -25,6 +25,7 @@ from abstaingen.store import bundle_in_scratch
 @dataclass
 class _Kept:
     folder: Path
+    loop: asyncio.AbstractEventLoop  # its lock and events belong to this loop
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     session: SandboxSession | None = None
     used: asyncio.Event = field(default_factory=asyncio.Event)  # set on each loan: the idle clock restarts
@@ -56,9 +57,10 @@ class KeptSessions:
                 raise
 
     def _kept_for(self, bundle: EnvironmentBundle) -> _Kept:
-        key = (id(asyncio.get_running_loop()), hashlib.sha256(bundle.model_dump_json().encode()).hexdigest())
-        if key not in self._kept:
-            self._kept[key] = _Kept(folder=self._folders.enter_context(bundle_in_scratch(bundle)))
+        loop = asyncio.get_running_loop()
+        key = (id(loop), hashlib.sha256(bundle.model_dump_json().encode()).hexdigest())
+        if key not in self._kept or self._kept[key].loop is not loop:  # an ended loop's id may come back
+            self._kept[key] = _Kept(folder=self._folders.enter_context(bundle_in_scratch(bundle)), loop=loop)
         return self._kept[key]
 
     async def _start(self, kept: _Kept) -> None:
@@ -93,9 +95,9 @@ class KeptSessions:
     async def aclose(self) -> None:
         """Close the sessions of this event loop and remove every folder (the other loops' sessions
         close when they idle or their loop ends)."""
-        loop = id(asyncio.get_running_loop())
-        for (owner_loop, _), kept in self._kept.items():
-            if owner_loop == loop and kept.session is not None:
+        loop = asyncio.get_running_loop()
+        for kept in self._kept.values():
+            if kept.loop is loop and kept.session is not None:
                 await self._close(kept)
         self._kept.clear()
         self._folders.close()

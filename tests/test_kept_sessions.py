@@ -77,6 +77,21 @@ def test_a_failed_session_is_closed_and_the_next_check_gets_a_new_one(counted: d
     anyio.run(main)
 
 
+def test_a_new_event_loop_gets_a_session_of_its_own(counted: dict[str, int]) -> None:
+    """Prefect runs each stage's tasks on a loop of its own; a loop's lock or session is useless on another,
+    even when the new loop happens to get the old one's id."""
+    bundle = builtin_bundle("travel")
+    sessions = KeptSessions(LocalBackend(), idle_s=60)
+
+    async def use() -> None:
+        async with sessions.session(bundle) as session:
+            await session.reset(TaskOverlay())
+
+    anyio.run(use)
+    anyio.run(use)
+    assert counted == {"started": 2, "closed": 2}
+
+
 def test_an_idle_session_closes_itself_and_the_loop_ending_closes_the_rest(counted: dict[str, int]) -> None:
     bundle, other = builtin_bundle("travel"), builtin_bundle("banking")
 
