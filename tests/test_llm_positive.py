@@ -224,6 +224,26 @@ def test_an_s2_task_on_a_record_the_other_reading_refuses_is_sent_back(standin: 
             "no longer be moved)" in standin.requests[1].body["messages"][1]["content"])
 
 
+def test_the_other_reading_is_tried_with_the_arguments_its_own_tool_takes(standin: StandIn) -> None:
+    """A real choice's commits took different arguments (set_auto_renew needs one cancel_membership refuses);
+    called with T+'s commit's arguments, the other reading failed on every record and S2 was lost."""
+    def with_new_date(tool: dict) -> dict:
+        if tool["name"] != "postpone_visit":
+            return tool
+        new_date = {"name": "new_date", "type": "string", "description": "the new date", "required": True}
+        return {**tool, "parameters": [*tool["parameters"], new_date],
+                "example_arguments_json": '{"visit_id": "V1", "new_date": "2026-12-20"}'}
+
+    code = GOOD["implementation"].replace("def postpone_visit(state, visit_id):",
+                                          "def postpone_visit(state, visit_id, new_date):")
+    assert code != GOOD["implementation"]
+    dated = to_bundle(SPEC, EnvironmentDraft(**{**GOOD, "tools": [with_new_date(x) for x in GOOD["tools"]],
+                                                "implementation": code}))
+    standin.script("positive_task", Answer(clinic.POSITIVE[Scenario.S2]))
+    task, log = write(standin, "bwrap", scenario=Scenario.S2, bundle=dated)
+    assert isinstance(task, PositiveTask) and log.first_try["positive_task"] == 1, task
+
+
 def test_an_s3_task_named_by_a_detail_its_owners_records_share_is_sent_back() -> None:
     """Real S3 twins were lost when the owner's records shared a detail of T+'s (two visitor permits): no swap
     of one detail left each detail with the owner singling out one record."""

@@ -302,6 +302,19 @@ async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, sessions: Ke
     return problems
 
 
+def _arguments_for(bundle: EnvironmentBundle, tool: str, given: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """`given` (T+'s commit's arguments) as `tool` takes them: the ones it has, and for the others it requires
+    its own example's values (a real choice's commits took different arguments: set_auto_renew needs one
+    cancel_membership refuses)."""
+    spec = bundle.tool(tool)
+    properties = spec.input_schema.get("properties", {})
+    names = set(properties) if isinstance(properties, dict) else set()
+    example = spec.examples[0] if spec.examples else {}
+    required = spec.input_schema.get("required", [])
+    return {**{k: v for k, v in example.items() if isinstance(required, list) and k in required},
+            **{k: v for k, v in given.items() if k in names}}
+
+
 async def other_readings_fail(bundle: EnvironmentBundle, act: TaskVariant, sessions: KeptSessions) -> list[str]:
     """S2: the twin's readings are T+'s commit and the other commits of its choice rule, called with T+'s
     arguments; each must succeed on the record, or the twin has one reading only. A real model's T+ was
@@ -315,10 +328,11 @@ async def other_readings_fail(bundle: EnvironmentBundle, act: TaskVariant, sessi
             problems = []
             for policy in bundle.policies_of(ChoicePolicy):
                 for other in [a for a in policy.actions if commit.tool in policy.actions and a != commit.tool]:
+                    args = _arguments_for(bundle, other, commit.args)
                     await session.reset(act.overlay)
-                    outcome = await session.call(other, commit.args)
+                    outcome = await session.call(other, args)
                     if not outcome.ok:
-                        problems.append(f"twin: the twin's other reading, {other}{commit.args}, fails on this record "
+                        problems.append(f"twin: the twin's other reading, {other}{args}, fails on this record "
                                         f"({outcome.error}): choose a record that both {commit.tool} and {other} can "
                                         f"act on")
             return problems
