@@ -16,9 +16,9 @@ from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from abstaingen.model import EnvironmentBundle
+from abstaingen.model import EnvironmentBundle, TaskOverlay
 from abstaingen.sandboxes.backends import SandboxBackend
-from abstaingen.sandboxes.session import SandboxError, SandboxSession
+from abstaingen.sandboxes.session import CallOutcome, SandboxError, SandboxSession
 from abstaingen.store import bundle_in_scratch
 
 
@@ -34,11 +34,16 @@ class _Kept:
     owner: asyncio.Task[None] | None = None
 
 
+def _content(bundle: EnvironmentBundle) -> str:
+    return hashlib.sha256(bundle.model_dump_json().encode()).hexdigest()
+
+
 class KeptSessions:
     def __init__(self, backend: SandboxBackend, idle_s: float = 5.0):
         self.backend = backend
         self.idle_s = idle_s
         self._kept: dict[tuple[int, str], _Kept] = {}  # by event loop and bundle content
+        self._examples: dict[str, dict[str, CallOutcome]] = {}  # by bundle content
         self._folders = ExitStack()
 
     @asynccontextmanager
@@ -56,9 +61,23 @@ class KeptSessions:
                 await self._close(kept)
                 raise
 
+    async def examples(self, bundle: EnvironmentBundle) -> dict[str, CallOutcome]:
+        """Each tool called once with its first example on the initial state, by tool name: asked for by
+        every draft of the environment, run once."""
+        key = _content(bundle)
+        if key not in self._examples:
+            found = {}
+            async with self.session(bundle) as session:
+                for tool in bundle.tools:
+                    if tool.examples:
+                        await session.reset(TaskOverlay())
+                        found[tool.name] = await session.call(tool.name, tool.examples[0])
+            self._examples[key] = found
+        return self._examples[key]
+
     def _kept_for(self, bundle: EnvironmentBundle) -> _Kept:
         loop = asyncio.get_running_loop()
-        key = (id(loop), hashlib.sha256(bundle.model_dump_json().encode()).hexdigest())
+        key = (id(loop), _content(bundle))
         if key not in self._kept or self._kept[key].loop is not loop:  # an ended loop's id may come back
             self._kept[key] = _Kept(folder=self._folders.enter_context(bundle_in_scratch(bundle)), loop=loop)
         return self._kept[key]

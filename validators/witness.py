@@ -224,7 +224,7 @@ def _apart(a: float | str, b: float | str, tolerance: float) -> bool:
     return a != b  # texts (or a text and a number) agree only when equal
 
 
-def _said(value: float | str) -> str:
+def _value_text(value: float | str) -> str:
     return f"{value:g}" if isinstance(value, float) else repr(value)
 
 
@@ -244,12 +244,12 @@ async def conflicting_evidence(session, pair: TaskPair, w: ConflictingEvidenceWi
     a, b = await reads(pair.abstain)
     if not _apart(a, b, tolerance):
         raise WitnessFailed(f"{w.read_a.tool} and {w.read_b.tool} agree within the tolerance {tolerance:g} "
-                            f"in T- ({_said(a)} vs {_said(b)})")
+                            f"in T- ({_value_text(a)} vs {_value_text(b)})")
     act_a, act_b = await reads(pair.act)
     if _apart(act_a, act_b, tolerance):
-        raise WitnessFailed(f"the reads already disagree in T+ ({_said(act_a)} vs {_said(act_b)})")
-    return (f"{w.read_a.tool} says {_said(a)}, {w.read_b.tool} says {_said(b)} (T+: {_said(act_a)} vs "
-            f"{_said(act_b)}, tolerance {tolerance:g})")
+        raise WitnessFailed(f"the reads already disagree in T+ ({_value_text(act_a)} vs {_value_text(act_b)})")
+    return (f"{w.read_a.tool} says {_value_text(a)}, {w.read_b.tool} says {_value_text(b)} "
+            f"(T+: {_value_text(act_a)} vs {_value_text(act_b)}, tolerance {tolerance:g})")
 
 
 @checks("risk_marker")

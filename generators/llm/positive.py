@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from pydantic import Field
@@ -24,7 +25,6 @@ from abstaingen.model import (
     RecordRef,
     Scenario,
     StateAssertion,
-    TaskOverlay,
     TaskVariant,
     ToolKind,
 )
@@ -38,13 +38,14 @@ from abstaingen.providers.drafts import Draft, StepDraft, parse_json, path_of, s
 from abstaingen.providers.repair import RepairLog, draft
 from abstaingen.sandboxes.kept import KeptSessions
 from abstaingen.sandboxes.replay import replay
-from abstaingen.sandboxes.session import SandboxError
+from abstaingen.sandboxes.session import SandboxError, SandboxSession
 from abstaingen.validators.policy import act_policy_problems
 from abstaingen.validators.preconditions import depends_on
 from abstaingen.validators.replay_check import check_positive_replay
 from abstaingen.validators.witness import same_effect
 
 STAGE = "positive_task"
+Then = Callable[[SandboxSession, Trace], Awaitable[list[str]]]  # more checks in the replay's sandbox
 REPLAYS = 2
 
 
@@ -96,21 +97,16 @@ def result_text(value: JsonValue) -> str:
 
 
 async def tried_examples(bundle: EnvironmentBundle, sessions: KeptSessions) -> dict[str, dict[str, object]]:
-    """Each tool called once with its example on the initial state, and what it returned: key names, list or
-    object, the value a commit writes. Real models guessed every result path and final value from
-    descriptions. Empty when the sandbox fails (the prompt then shows the tools without them)."""
-    tried: dict[str, dict[str, object]] = {}
+    """Each tool's example call on the initial state and what it returned: key names, list or object, the
+    value a commit writes. Real models guessed every result path and final value from descriptions.
+    Empty when the sandbox fails (the prompt then shows the tools without them)."""
     try:
-        async with sessions.session(bundle) as session:
-            for tool in bundle.tools:
-                if tool.examples:
-                    await session.reset(TaskOverlay())
-                    outcome = await session.call(tool.name, tool.examples[0])
-                    returned = result_text(outcome.result) if outcome.ok else f"error: {outcome.error}"
-                    tried[tool.name] = {"arguments": tool.examples[0], "returned": returned}
+        examples = await sessions.examples(bundle)
     except SandboxError:
         return {}
-    return tried
+    return {name: {"arguments": bundle.tool(name).examples[0],
+                   "returned": result_text(outcome.result) if outcome.ok else f"error: {outcome.error}"}
+            for name, outcome in examples.items()}
 
 
 def tool_cards(bundle: EnvironmentBundle, tried: dict[str, dict[str, object]] | None = None) -> str:
@@ -272,13 +268,17 @@ def twin_cannot_follow(bundle: EnvironmentBundle, scenario: Scenario, act: TaskV
 
 
 async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, sessions: KeptSessions,
-                       target: RecordRef | None = None) -> list[str]:
+                       target: RecordRef | None = None, then: Then | None = None) -> list[str]:
     """What is wrong with the act side when its DAG replays in the sandbox (empty: nothing): the replay
-    checks, the environment's policies, and steps an agent could not know to make."""
+    checks, the environment's policies, and steps an agent could not know to make; then, if nothing is,
+    what `then` finds in the same sandbox from the replay's trace."""
+    later: list[str] = []
     for attempt in (1, 2):  # a sandbox that failed (a slow machine) is a fault, not a finding: once more
         try:
             async with sessions.session(bundle) as session:
                 runs = await replay(session, [act], REPLAYS)
+                if then is not None and runs[0].completed:
+                    later = await then(session, runs[0].trace)
             break
         except SandboxError as exc:
             if attempt == 2:
@@ -299,7 +299,7 @@ async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, sessions: Ke
                 problems.append(f"answer: the answer step gives {answer[:200]}; expected_answer {act.expected_answer} "
                                 f"must hold forms of that value, at least one with it as written (e.g. "
                                 f"'{value[:40]}' itself, or words around it)")
-    return problems
+    return problems or later
 
 
 def _arguments_for(bundle: EnvironmentBundle, tool: str, given: dict[str, JsonValue]) -> dict[str, JsonValue]:
@@ -315,29 +315,25 @@ def _arguments_for(bundle: EnvironmentBundle, tool: str, given: dict[str, JsonVa
             **{k: v for k, v in given.items() if k in names}}
 
 
-async def other_readings_fail(bundle: EnvironmentBundle, act: TaskVariant, sessions: KeptSessions) -> list[str]:
-    """S2: the twin's readings are T+'s commit and the other commits of its choice rule, called with T+'s
-    arguments; each must succeed on the record, or the twin has one reading only. A real model's T+ was
-    about a future class booking that 'mark missed', the other reading, refuses."""
-    try:
-        async with sessions.session(bundle) as session:
-            trace = (await replay(session, [act], runs=1))[0].trace
-            commit = next((c for c in trace.calls if c.ok and c.tool in act.critical_actions), None)
-            if commit is None:
-                return []
-            problems = []
-            for policy in bundle.policies_of(ChoicePolicy):
-                for other in [a for a in policy.actions if commit.tool in policy.actions and a != commit.tool]:
-                    args = _arguments_for(bundle, other, commit.args)
-                    await session.reset(act.overlay)
-                    outcome = await session.call(other, args)
-                    if not outcome.ok:
-                        problems.append(f"twin: the twin's other reading, {other}{args}, fails on this record "
-                                        f"({outcome.error}): choose a record that both {commit.tool} and {other} can "
-                                        f"act on")
-            return problems
-    except SandboxError:
+async def other_readings_fail(bundle: EnvironmentBundle, act: TaskVariant, session: SandboxSession,
+                              trace: Trace) -> list[str]:
+    """S2: the twin's readings are T+'s commit (as `trace` made it) and the other commits of its choice
+    rule, called with the arguments their tools take; each must succeed on the record, or the twin has one
+    reading only. A real model's T+ was about a future class booking that 'mark missed', the other
+    reading, refuses."""
+    commit = next((c for c in trace.calls if c.ok and c.tool in act.critical_actions), None)
+    if commit is None:
         return []
+    problems = []
+    for policy in bundle.policies_of(ChoicePolicy):
+        for other in [a for a in policy.actions if commit.tool in policy.actions and a != commit.tool]:
+            args = _arguments_for(bundle, other, commit.args)
+            await session.reset(act.overlay)
+            outcome = await session.call(other, args)
+            if not outcome.ok:
+                problems.append(f"twin: the twin's other reading, {other}{args}, fails on this record "
+                                f"({outcome.error}): choose a record that both {commit.tool} and {other} can act on")
+    return problems
 
 
 async def write_positive_task(caller: Caller, model_key: str, bundle: EnvironmentBundle, scenario: Scenario,
@@ -359,10 +355,9 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
         target = RecordRef(collection=candidate.target_collection, record_id=candidate.target_record_id)
         if problem := twin_cannot_follow(bundle, scenario, act, target):
             return [problem]
-        problems = await check_replay(bundle, act, sessions, target)
-        if scenario == Scenario.S2 and not problems:
-            problems = await other_readings_fail(bundle, act, sessions)
-        return problems
+        readings = (lambda session, trace: other_readings_fail(bundle, act, session, trace)) \
+            if scenario == Scenario.S2 else None
+        return await check_replay(bundle, act, sessions, target, readings)
 
     prompt = render(STAGE, schema=json.dumps(strict_schema(PositiveDraft)), system_prompt=system_prompt(bundle),
                     tools=tool_cards(bundle, await tried_examples(bundle, sessions)), state=state_json(bundle),
