@@ -74,23 +74,34 @@ def sample_for_audit(pairs: list[TaskPair], n: int, seed: int, uniform: bool = F
 # --- the sheet -------------------------------------------------------------------------------------
 
 
+LINK_HOPS = 2  # target -> what points at it -> what points at that
+
+
 def _records_seen(pair: TaskPair, variant: TaskVariant, bundle: EnvironmentBundle) -> dict[str, list[JsonValue]]:
     """What the agent's reads can return on this side, after the side's state patch: the records in the pair's
     scope (the owner's: a search by owner lists them all), or the target alone, and the entries of other
-    collections that point at them."""
+    collections that point at them, and at those in turn (a permit's charge, and the processor's copy of the
+    charge: a reader checking a rule that compares the two must see both)."""
     state = apply_state_patch(bundle.initial_state, variant.overlay.state_patch)
     if pair.target is None or not isinstance(records := state.get(pair.target.collection), list):
         return {}
     shown = [r for r in records if isinstance(r, dict) and (
         r.get("id") == pair.target.record_id or (pair.scope and all(r.get(k) == v for k, v in pair.scope.items())))]
-    ids = {str(r["id"]) for r in shown}
     seen: dict[str, list[JsonValue]] = {pair.target.collection: list(shown)}
-    for name, collection in state.items():
-        if name == pair.target.collection or not isinstance(collection, list):
-            continue
-        linked: list[JsonValue] = [e for e in collection if isinstance(e, dict) and any(str(v) in ids for v in e.values())]
-        if linked:
-            seen[name] = linked
+    ids = {str(r["id"]) for r in shown}
+    for _ in range(LINK_HOPS):
+        found: set[str] = set()
+        for name, collection in state.items():
+            if name == pair.target.collection or not isinstance(collection, list):
+                continue
+            for entry in collection:
+                if isinstance(entry, dict) and entry not in seen.get(name, []) and any(
+                        str(v) in ids for v in entry.values()):
+                    seen.setdefault(name, []).append(entry)
+                    found.add(str(entry.get("id")))
+        ids = found - {"None"}
+        if not ids:
+            break
     return seen
 
 

@@ -53,6 +53,21 @@ def test_the_sheet_shows_each_side_as_the_agent_meets_it() -> None:
     assert "fails every call" in page and s6.abstain.overlay.broken_tools[0].error in page
 
 
+def test_the_sheet_shows_what_points_at_what_points_at_the_target() -> None:
+    """A blind reviewer marked a refund invalid because the sheet showed the permit and its charge but not
+    the processor's copy of the charge, which the rules compare it with."""
+    from abstaingen.audit import _records_seen
+
+    pair = next(p for p in PAIRS if p.scenario == "S4")
+    assert pair.target is not None
+    bundle = builtin_bundle(pair.domain)
+    state = {**bundle.initial_state, "charges": [{"id": "C9", "for": pair.target.record_id}, {"id": "C8", "for": "x"}],
+             "processor": [{"id": "R9", "charge_id": "C9", "amount": 5.0}, {"id": "R8", "charge_id": "C8"}]}
+    seen = _records_seen(pair, pair.act, bundle.model_copy(update={"initial_state": state}))
+    assert seen["charges"] == [{"id": "C9", "for": pair.target.record_id}]
+    assert seen["processor"] == [{"id": "R9", "charge_id": "C9", "amount": 5.0}]
+
+
 @pytest.fixture
 def release_dir(tmp_path: Path) -> Path:
     draft = Release(name="audit", version="", created_by="t", config_fingerprint="0" * 64, sandbox="local",
