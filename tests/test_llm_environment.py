@@ -81,7 +81,9 @@ WRONG = {
                                "conversion: initial_state_json is not JSON"),
     "an undo that does not undo": ({**GOOD, "implementation": clinic.CODE.replace(
         '["cancelled", "postponed"], "booked")', '["cancelled", "postponed"], "rebooked")')},
-                                   "env_reversibility: cancel_visit is declared reversible"),
+                                   "env_reversibility: cancel_visit is declared reversible, but restore_visit after it "
+                                   "did not restore the state (still changed: visits/V1.status: \"booked\" -> "
+                                   "\"rebooked\")"),
     "a rule on a category no commit moves": (
         {**GOOD, "rules": [{**r, "category": "refunds"} if r["kind"] == "confirmation" else r for r in GOOD["rules"]]},
         "conversion: confirmation rule: category 'refunds' is no commit's impact_category (they are: 'refund')"),

@@ -45,7 +45,11 @@ INFO = {"instruction": "What date is Rex's visit? Tom Lee booked it.", "delivera
 WRONG = {
     "a binding that picks the first of two": (
         {**OP, "steps": [OP["steps"][0], step("s2", "cancel_visit", {}, (("visit_id", "s1", ["0", "id"]),))]}, OP,
-        "replay_steps: s2.visit_id takes the first of 2 results of s1"),
+        "replay_steps: s2.visit_id takes the first of 2 results of s1: make s1 return that one record alone (give "
+        "its lookup more of the record's details), or pass the id s1 returned for it as a literal"),
+    "a final state on a field the record lacks": (
+        {**OP, "final_state": [{**OP["final_state"][0], "field": "state"}]}, OP,
+        "visits/V1 has no field state (its fields: "),
     "a final state the replay does not reach": (
         {**OP, "final_state": [{**OP["final_state"][0], "value_json": '"done"'}]}, OP,
         "replay_final_state: visits/V1.status is 'cancelled', expected 'done'"),

@@ -72,7 +72,7 @@ def test_an_unresolvable_binding_is_a_failed_step(travel_dir: Path) -> None:
                      bindings={"booking_id": OutputRef(node="find", path=["results", 0, "id"])})]
     lost = act.model_copy(update={"reference_dag": ExecutionDag(nodes=nodes)})
     [run] = replay_in_sandbox(travel_dir, [lost], LocalBackend(), runs=1)[lost.task_id]
-    assert run.failed_node == "read" and "no item 0" in (run.failure or "")
+    assert run.failed_node == "read" and "no item 0 in a list of 0" in (run.failure or "")
 
 
 def test_nondeterministic_tools_fail_the_determinism_check(tmp_path: Path, tiny_bundle: EnvironmentBundle) -> None:

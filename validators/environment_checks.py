@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from abstaingen.model import CheckResult, EnvironmentBundle, JsonValue, TaskOverlay, ToolKind, ToolSpec
+from abstaingen.model.task import state_changes
 from abstaingen.sandboxes.session import CallOutcome, SandboxSession, run_episodes
 
 CHECKS = ("env_callable", "env_read_only", "env_commit_changes", "env_deterministic", "env_reversibility")
@@ -69,9 +70,10 @@ async def check_environment(session: SandboxSession, bundle: EnvironmentBundle) 
     for (action_tool, other), (trace, (action, after)) in zip(pairs, sequences):
         restored = trace.final_state_hash == trace.initial_state_hash
         if action_tool.undone_by == other.name and not (action.ok and after.ok and restored):
+            left = ", ".join(state_changes(bundle.initial_state, trace.final_state)) or "?"
             problems["env_reversibility"].append(
                 f"{action_tool.name} is declared reversible, but {other.name} after it "
-                f"{'failed: ' + str(after.error) if not after.ok else 'did not restore the state'}")
+                f"{'failed: ' + str(after.error) if not after.ok else 'did not restore the state (still changed: ' + left + ')'}")
         elif action_tool.undone_by != other.name and action.ok and after.ok and restored:
             problems["env_reversibility"].append(
                 f"{action_tool.name} is declared irreversible, but {other.name} undoes it")

@@ -20,7 +20,9 @@ def ambiguous_bindings(act: TaskVariant, run: ReplayResult) -> list[str]:
                     continue
                 listed = OutputRef(node=ref.node, path=ref.path[:depth]).resolve(run.run.outputs)
                 if isinstance(listed, list) and len(listed) != 1:
-                    problems.append(f"{node.id}.{name} takes the first of {len(listed)} results of {ref.node}")
+                    problems.append(f"{node.id}.{name} takes the first of {len(listed)} results of {ref.node}: make "
+                                    f"{ref.node} return that one record alone (give its lookup more of the record's "
+                                    f"details), or pass the id {ref.node} returned for it as a literal")
     return problems
 
 

@@ -7,7 +7,6 @@ difference) and compares what came back with what was claimed. Checkers register
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -24,6 +23,7 @@ from abstaingen.model import (
     ToolKind,
 )
 from abstaingen.model.common import canonical_json
+from abstaingen.model.dag import shape
 from abstaingen.model.perturbation import (
     ConflictingConstraintsWitness,
     ConflictingEvidenceWitness,
@@ -49,21 +49,13 @@ class WitnessFailed(Exception):
     """The claim did not hold; the message says what execution showed instead."""
 
 
-def _shape(value: JsonValue) -> str:
-    if isinstance(value, list):
-        return f"a list of {len(value)}"
-    if isinstance(value, dict):
-        return f"an object with keys {', '.join(map(str, list(value)[:15]))}"
-    return f"the value {json.dumps(value)[:60]}"
-
-
 def _at(value: JsonValue, path: list[str | int], tool: str) -> JsonValue:
     """`value` (what `tool` returned) at `path`; a path that does not fit says what the result holds."""
     try:
         return OutputRef(node=tool, path=path).resolve({tool: value})
     except LookupError as exc:
         raise WitnessFailed(f"the path {[str(k) for k in path]} does not fit {tool}'s result, which is "
-                            f"{_shape(value)} ({exc}); [] is the result itself") from None
+                            f"{shape(value)} ({exc}); [] is the result itself") from None
 
 
 async def _run(session: SandboxSession, variant: TaskVariant, node: DagNode) -> CallOutcome:

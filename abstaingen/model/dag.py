@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from functools import cached_property
 
 import networkx as nx
 from pydantic import Field, model_validator
 
 from abstaingen.model.common import JsonValue, Model
+
+
+def shape(value: JsonValue) -> str:
+    """What a result holds, in a few words: where a path into it must start."""
+    if isinstance(value, list):
+        return f"a list of {len(value)} (a path into it starts with a position, \"0\" for the first)"
+    if isinstance(value, dict):
+        return f"an object with keys {', '.join(map(str, list(value)[:15]))}"
+    return f"the value {json.dumps(value)[:60]}"
 
 
 class OutputRef(Model):
@@ -17,15 +27,16 @@ class OutputRef(Model):
     path: list[str | int] = Field(default_factory=list, description="keys and list indexes into that result")
 
     def resolve(self, outputs: dict[str, JsonValue]) -> JsonValue:
+        """The value at `path`; a path that does not fit says what is there instead."""
         value = outputs[self.node]
         for key in self.path:
             if isinstance(key, int):
                 if not isinstance(value, list) or not -len(value) <= key < len(value):
-                    raise LookupError(f"{self.node}{self._where(key)}: no item {key}")
+                    raise LookupError(f"{self.node}{self._where(key)}: no item {key} in {shape(value)}")
                 value = value[key]
             else:
                 if not isinstance(value, dict) or key not in value:
-                    raise LookupError(f"{self.node}{self._where(key)}: no key {key!r}")
+                    raise LookupError(f"{self.node}{self._where(key)}: no key {key!r} in {shape(value)}")
                 value = value[key]
         return value
 

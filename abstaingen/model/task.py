@@ -183,6 +183,29 @@ def find_record(state: dict[str, JsonValue], ref: RecordRef) -> dict[str, JsonVa
     return None
 
 
+def state_changes(before: dict[str, JsonValue], after: dict[str, JsonValue], limit: int = 3) -> list[str]:
+    """What differs between two states, record by record ('visits/V1.status: "booked" -> "cancelled"'), at most
+    `limit` of them: what a finding names so that its reader knows where to look."""
+    found = []
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name), after.get(name)
+        if old == new:
+            continue
+        if not (isinstance(old, list) and isinstance(new, list)):
+            found.append(f"{name}: {json.dumps(old)[:60]} -> {json.dumps(new)[:60]}")
+            continue
+        olds = {str(r.get("id")): r for r in old if isinstance(r, dict)}
+        news = {str(r.get("id")): r for r in new if isinstance(r, dict)}
+        for rid in sorted(set(olds) | set(news)):
+            a, b = olds.get(rid), news.get(rid)
+            if a is None or b is None:
+                found.append(f"{name}/{rid}: {'added' if a is None else 'removed'}")
+            elif a != b:
+                found += [f"{name}/{rid}.{k}: {json.dumps(a.get(k))[:40]} -> {json.dumps(b.get(k))[:40]}"
+                          for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return found[:limit]
+
+
 def _field(state: dict[str, JsonValue], assertion: StateAssertion) -> JsonValue:
     records = state.get(assertion.collection)
     if not isinstance(records, list):
@@ -190,7 +213,8 @@ def _field(state: dict[str, JsonValue], assertion: StateAssertion) -> JsonValue:
     for record in records:
         if isinstance(record, dict) and record.get("id") == assertion.record_id:
             if assertion.field not in record:
-                raise LookupError(f"{assertion.collection}/{assertion.record_id} has no field {assertion.field}")
+                raise LookupError(f"{assertion.collection}/{assertion.record_id} has no field {assertion.field} (its "
+                                  f"fields: {', '.join(sorted(record))})")
             return record[assertion.field]
     raise LookupError(f"no record {assertion.collection}/{assertion.record_id}")
 
