@@ -197,7 +197,7 @@ PERTURBATION = {
                   "each_alone": [call("find_visits", owner="Ana Ruiz", pet="Biscuit"),
                                  call("find_visits", owner="Ana Ruiz", date="2026-12-12")],
                   "together": call("find_visits", owner="Ana Ruiz", pet="Biscuit", date="2026-12-12"),
-                  "candidates_path": [],
+                  "candidates_path": [], "clarification": "Biscuit's visit, on the 11th.",
                   **words("the date now belongs to Ana Ruiz's other visit",
                           "Biscuit's visit is on 2026-12-11 and the visit on 2026-12-12 is Pepper's",
                           "asks whether Biscuit's visit or the visit on 2026-12-12 is meant")},

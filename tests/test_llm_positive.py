@@ -91,8 +91,16 @@ TWIN_CANNOT_FOLLOW = {  # (scenario, the T+ its twin could not be written from, 
             step("s1", "find_visits", {"owner": "Ana Ruiz", "pet": "Biscuit"}),
             *clinic.POSITIVE[Scenario.S3]["steps"][1:]]},
         "twin: the twin swaps one of the details T+ names the record by, so one step of T+ must look it up by its "
-        "owner and two more of its details, with arguments named like its fields (date, deposit, fee, notes, owner, "
-        "pet, refunded, status)"),
+        "owner ('Ana Ruiz') and two more of its details, with arguments named like its fields (date, deposit, fee, "
+        "notes, owner, pet, refunded, status)"),
+    "S1: a question, which could be answered for every record that fits": (
+        Scenario.S1, {**clinic.POSITIVE[Scenario.S7], "instruction": "What is the fee for Biscuit's visit? Ana Ruiz "
+                      "booked it.", "target_record_id": "V1",
+                      "steps": [step("s1", "find_visits", {"owner": "Ana Ruiz", "pet": "Biscuit"}),
+                                step("s2", "get_visit", {}, (("visit_id", "s1", ["0", "id"]),))],
+                      "expected_answer": ["60.0", "60"]},
+        "twin: the twin leaves out the detail that singles out the record, so that several fit; asked as a question, "
+        "an assistant could answer for each of them instead of asking: make T+ a change (op) through a commit on V1"),
     "S5: a question, which no hidden commit can take away": (
         Scenario.S5, INFO, "twin: the twin takes away the commit T+ delivers through, which must be one no other "
                            "tool can stand in for: make T+ a change through"),
@@ -100,7 +108,7 @@ TWIN_CANNOT_FOLLOW = {  # (scenario, the T+ its twin could not be written from, 
 
 
 def write(standin: StandIn, backend: str, max_rounds: int = 2, variant: int = 0, variants: int = 1,
-          scenario: Scenario = Scenario.S1, bundle: EnvironmentBundle = CLINIC) -> tuple[PositiveTask | RepairFailed,
+          scenario: Scenario = Scenario.S8, bundle: EnvironmentBundle = CLINIC) -> tuple[PositiveTask | RepairFailed,
                                                                                          RepairLog]:
     log = RepairLog()
     result = run_stage(standin, lambda caller: write_positive_task(caller, "writer", bundle, scenario, variant,
@@ -184,11 +192,11 @@ def test_each_variant_is_given_records_of_its_own_and_kept_to_them(backend: str,
               "target_record_id": "V2", "steps": [OP["steps"][0], step("s2", "cancel_visit", {"visit_id": "V2"})],
               "final_state": [{**OP["final_state"][0], "record_id": "V2"}]}
     standin.script("positive_task", Answer(OP), Answer(pepper))  # V1 is variant 0's
-    task, log = write(standin, backend, variant=1, variants=2)
+    task, log = write(standin, backend, variant=1, variants=2, scenario=Scenario.S1)
     assert isinstance(task, PositiveTask) and task.target.record_id == "V2", task
     asked = standin.requests[0].body["messages"][0]["content"]  # the system message
     repair = standin.requests[1].body["messages"][1]["content"]
-    assert "the first of these records of visits that can carry it: V2, V4, V6." in asked
+    assert "the first of these records of visits that can carry it: V2, V4, V6.\nEach shares its owner" in asked
     assert "target: the task is about visits/V1, but it was given the records V2, V4, V6 of visits" in repair
 
 

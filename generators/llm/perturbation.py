@@ -223,9 +223,11 @@ class ConflictingConstraintsDraft(Words):
                                         description="one lookup per detail, each finding exactly one record")
     together: CallDraft = Field(description="the lookup with all the details: it finds nothing")
     candidates_path: list[str]
+    clarification: str = Field(min_length=3, description="what the user answers when asked: which record they "
+                                                         "meant (T+'s)")
 
     def shape(self, twin: Twin) -> Witness | None:
-        twin.instruction = self.instruction
+        twin.instruction, twin.clarification = self.instruction, self.clarification
         alone = [twin.call(f"detail_{n}", call) for n, call in enumerate(self.each_alone, 1)]
         together = twin.call("together", self.together)
         if together is None or not all(alone):

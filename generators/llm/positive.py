@@ -206,10 +206,12 @@ def compared_value_unused(bundle: EnvironmentBundle, act: TaskVariant) -> str | 
             "disagree, which matters only if the task depends on the value")
 
 
-def _details_not_singling_out(bundle: EnvironmentBundle, act: TaskVariant, target: RecordRef) -> str | None:
+def _details_not_singling_out(bundle: EnvironmentBundle, act: TaskVariant, target: RecordRef,
+                              owner_field: str | None = None) -> str | None:
     """S3: T- keeps the owner and swaps one detail for another record's, and each detail with the owner must
     then single out one record. A lookup of T+ that filters on the owner and two or more details must
-    name the target by details each unique among the owner's records."""
+    name the target by details each unique among the owner's records. `owner_field`: the field the
+    records were assigned by (else the first named one that other records share)."""
     listed = bundle.initial_state.get(target.collection)
     records = [r for r in listed if isinstance(r, dict)] if isinstance(listed, list) else []
     record = next((r for r in records if r.get("id") == target.record_id), None)
@@ -220,7 +222,7 @@ def _details_not_singling_out(bundle: EnvironmentBundle, act: TaskVariant, targe
         owners = [k for k in named if sum(r.get(k) == named[k] for r in records) >= 2]
         if not owners or len(named) < 3:
             continue
-        owner = owners[0]
+        owner = owner_field if owner_field in owners else owners[0]
         mine = [r for r in records if r.get(owner) == named[owner]]
         shared = {k: [str(r.get("id")) for r in mine if r.get(k) == v] for k, v in named.items() if k != owner}
         if not any(len(ids) > 1 for ids in shared.values()):
@@ -230,21 +232,28 @@ def _details_not_singling_out(bundle: EnvironmentBundle, act: TaskVariant, targe
                 f"{owner} alone must single out one record: {k}={named[k]!r} fits {', '.join(ids)} of "
                 f"{named[owner]}'s records; name it by details in which each record of {named[owner]} differs")
     fields = sorted(set(record) - {"id"})
+    owner = f"its {owner_field} ({record.get(owner_field)!r})" if owner_field in record else "its owner"
     return (f"twin: the twin swaps one of the details T+ names the record by, so one step of T+ must look it up by "
-            f"its owner and two more of its details, with arguments named like its fields ({', '.join(fields)}) and "
+            f"{owner} and two more of its details, with arguments named like its fields ({', '.join(fields)}) and "
             f"the values {target.collection}/{target.record_id} has")
 
 
 def twin_cannot_follow(bundle: EnvironmentBundle, scenario: Scenario, act: TaskVariant,
-                       target: RecordRef | None = None) -> str | None:
+                       target: RecordRef | None = None, owner_field: str | None = None) -> str | None:
     """What T+ lacks for its twin to be written, said here, where T+ can change: the twin's stage can only
     change T-, and its findings about T+ would cost rounds no answer can win."""
     commits = [n.tool for n in act.reference_dag.nodes if n.tool in act.critical_actions]
     doing = ", ".join(commits) or "no commit (a question)"
     if scenario == Scenario.S7:
         return compared_value_unused(bundle, act)
+    if scenario in (Scenario.S1, Scenario.S3) and act.deliverable != Deliverable.OP:
+        twin = ("leaves out the detail that singles out the record, so that several fit" if scenario == Scenario.S1
+                else "changes a detail so that the details point at two records")
+        return (f"twin: the twin {twin}; asked as a question, an assistant could answer for each of them instead of "
+                f"asking: make T+ a change (op) through a commit on {target.record_id if target else 'the record'}, "
+                "where acting on the wrong record would matter")
     if scenario == Scenario.S3 and target is not None:
-        return _details_not_singling_out(bundle, act, target)
+        return _details_not_singling_out(bundle, act, target, owner_field)
     if scenario == Scenario.S2:
         choices = [p.actions for p in bundle.policies_of(ChoicePolicy)]
         if not any(tool in actions for actions in choices for tool in commits):
@@ -345,15 +354,16 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
 
     async def checks(candidate: PositiveDraft) -> list[str]:
         if records is not None and (candidate.target_collection, candidate.target_record_id) not in {
-                (records[0], record_id) for record_id in records[1]}:
+                (records.collection, record_id) for record_id in records.ids}:
             return [f"target: the task is about {candidate.target_collection}/{candidate.target_record_id}, but it "
-                    f"was given the records {', '.join(records[1])} of {records[0]}: write it about one of them"]
+                    f"was given the records {', '.join(records.ids)} of {records.collection}: write it about one of "
+                    "them"]
         try:
             act = to_variant(bundle, candidate, f"{pair_id}-act")
         except ValueError as exc:
             return str(exc).split("; ")
         target = RecordRef(collection=candidate.target_collection, record_id=candidate.target_record_id)
-        if problem := twin_cannot_follow(bundle, scenario, act, target):
+        if problem := twin_cannot_follow(bundle, scenario, act, target, records.owner if records else None):
             return [problem]
         readings = (lambda session, trace: other_readings_fail(bundle, act, session, trace)) \
             if scenario == Scenario.S2 else None
@@ -362,7 +372,7 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
     prompt = render(STAGE, schema=json.dumps(strict_schema(PositiveDraft)), system_prompt=system_prompt(bundle),
                     tools=tool_cards(bundle, await tried_examples(bundle, sessions)), state=state_json(bundle),
                     twin=NEEDS[scenario].positive, today=TODAY.isoformat(),
-                    records={"collection": records[0], "ids": records[1]} if records else None)
+                    records=records._asdict() if records else None)
     accepted = await draft(caller, STAGE, model_key, prompt, PositiveDraft, checks, max_rounds, log)
     return PositiveTask(pair_id=pair_id, domain=bundle.domain, scenario=scenario, variant=variant,
                         act=to_variant(bundle, accepted, f"{pair_id}-act"),
