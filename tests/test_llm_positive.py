@@ -236,6 +236,25 @@ def test_an_s2_task_on_a_record_the_other_reading_refuses_is_sent_back(standin: 
             "no longer be moved)" in standin.requests[1].body["messages"][1]["content"])
 
 
+def test_an_s1_task_whose_owner_has_no_other_record_the_change_fits_is_sent_back(standin: StandIn) -> None:
+    """A real T+ froze one of two memberships whose other could not be frozen: its twin, leaving the
+    membership open, had one sensible reading, and a careful assistant would not need to ask."""
+    code = GOOD["implementation"].replace(
+        "def cancel_visit(state, visit_id):\n",
+        "def cancel_visit(state, visit_id):\n    if visit_id == \"V2\":\n"
+        "        raise ValueError(\"Pepper's visit is already paid and cannot be cancelled\")\n")
+    assert code != GOOD["implementation"]
+    strict = to_bundle(SPEC, EnvironmentDraft(**{**GOOD, "implementation": code}))
+    biscuit = clinic.POSITIVE[Scenario.S1]  # cancels V1 of Ana Ruiz, whose other visit is V2
+    rex = clinic.cancel("Cancel Rex's checkup for Tom Lee, please.", "V3", "Tom Lee", "Rex")
+    standin.script("positive_task", Answer(biscuit), Answer(rex))
+    task, log = write(standin, "bwrap", scenario=Scenario.S1, bundle=strict)
+    assert isinstance(task, PositiveTask) and task.target.record_id == "V3" and log.repaired["positive_task"] == 1
+    assert ("twin: the twin leaves open which of Ana Ruiz's records is meant, but cancel_visit fails on each other "
+            "one (V2: Pepper's visit is already paid and cannot be cancelled), so a careful assistant would know it "
+            "is V1" in standin.requests[1].body["messages"][1]["content"])
+
+
 def test_the_other_reading_is_tried_with_the_arguments_its_own_tool_takes(standin: StandIn) -> None:
     """A real choice's commits took different arguments (set_auto_renew needs one cancel_membership refuses);
     called with T+'s commit's arguments, the other reading failed on every record and S2 was lost."""

@@ -345,6 +345,34 @@ async def other_readings_fail(bundle: EnvironmentBundle, act: TaskVariant, sessi
     return problems
 
 
+async def others_cannot_be_meant(bundle: EnvironmentBundle, act: TaskVariant, target: RecordRef,
+                                 owner_field: str | None, session: SandboxSession, trace: Trace) -> list[str]:
+    """S1: the twin leaves open which of the owner's records is meant, which is only so if T+'s commit
+    would also act on another of them: where it fails on all the others, a careful assistant knows which
+    one the user means. A real model froze the one membership of an owner whose other membership could
+    not be frozen. Tried with T+'s commit as `trace` made it, the target's id swapped for each other's."""
+    commit = next((c for c in trace.calls if c.ok and c.tool in act.critical_actions), None)
+    records = bundle.initial_state.get(target.collection)
+    mine = find_record(bundle.initial_state, target)
+    if commit is None or mine is None or owner_field is None or not isinstance(records, list):
+        return []
+    named = [k for k, v in commit.args.items() if v == target.record_id]
+    others = [str(r["id"]) for r in records if isinstance(r, dict) and r.get("id") != target.record_id
+              and r.get(owner_field) == mine.get(owner_field) and "id" in r]
+    if not named or not others:
+        return []
+    failures = []
+    for other in others:
+        await session.reset(act.overlay)
+        outcome = await session.call(commit.tool, {**commit.args, **dict.fromkeys(named, other)})
+        if outcome.ok:
+            return []
+        failures.append(f"{other}: {outcome.error}")
+    return [f"twin: the twin leaves open which of {mine.get(owner_field)}'s records is meant, but {commit.tool} "
+            f"fails on each other one ({'; '.join(failures)[:400]}), so a careful assistant would know it is "
+            f"{target.record_id}: choose a record whose {owner_field} has another record the same change succeeds on"]
+
+
 async def write_positive_task(caller: Caller, model_key: str, bundle: EnvironmentBundle, scenario: Scenario,
                               variant: int, sessions: KeptSessions, max_rounds: int = 2,
                               log: RepairLog | None = None, variants: int = 1) -> PositiveTask:
@@ -365,9 +393,15 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
         target = RecordRef(collection=candidate.target_collection, record_id=candidate.target_record_id)
         if problem := twin_cannot_follow(bundle, scenario, act, target, records.owner if records else None):
             return [problem]
-        readings = (lambda session, trace: other_readings_fail(bundle, act, session, trace)) \
-            if scenario == Scenario.S2 else None
-        return await check_replay(bundle, act, sessions, target, readings)
+
+        async def twin_readings(session: SandboxSession, trace: Trace) -> list[str]:
+            if scenario == Scenario.S2:
+                return await other_readings_fail(bundle, act, session, trace)
+            if scenario == Scenario.S1 and records is not None:
+                return await others_cannot_be_meant(bundle, act, target, records.owner, session, trace)
+            return []
+
+        return await check_replay(bundle, act, sessions, target, twin_readings)
 
     prompt = render(STAGE, schema=json.dumps(strict_schema(PositiveDraft)), system_prompt=system_prompt(bundle),
                     tools=tool_cards(bundle, await tried_examples(bundle, sessions)), state=state_json(bundle),
