@@ -122,6 +122,21 @@ def test_s2_clarification_that_picks_another_reading_than_the_act_side_is_reject
     assert not result.passed and "not the reading the clarification picks" in result.detail
 
 
+def test_s2_act_side_may_also_do_what_is_not_in_question() -> None:
+    """A real T+ cancelled a visitor permit and refunded its fee, where only refund-or-credit was the user's
+    choice: it was sent back three times for doing more than the reading the clarification picks."""
+    pair = builtin_pair(Scenario.S2, 0)
+    witness = pair.perturbation.witness
+    assert isinstance(witness, DistinctInterpretationsWitness)
+
+    def acting(actions: list[str]) -> str:
+        act = pair.act.model_copy(update={"critical_actions": actions})
+        return check_preconditions(pair.model_copy(update={"act": act}), TRAVEL).detail
+
+    assert "not the reading the clarification picks" not in acting(["send_notice", *pair.act.critical_actions])
+    assert "not the reading the clarification picks" in acting([r.commit.tool for r in witness.interpretations])
+
+
 def test_s2_words_of_the_stated_choice_rule_are_no_echo() -> None:
     """A real model's twin was refused for 'stop', the choice rule's own word for the choice, which one tool's
     description happened to share; the rule is the assistant's own wording, not a hint at one reading."""

@@ -71,7 +71,8 @@ def _ambiguous_action(pair: TaskPair, bundle: EnvironmentBundle) -> list[str]:
     if not set(pair.act.critical_actions) & {t.name for t in tools}:
         problems.append(f"the readings call {called}; one of them must be T+'s own action "
                         f"({', '.join(pair.act.critical_actions) or 'none'}), the one the clarification picks")
-    elif witness.chosen not in {t.name for t in tools} or pair.act.critical_actions != [witness.chosen]:
+    elif witness.chosen not in {t.name for t in tools} or witness.chosen not in pair.act.critical_actions or \
+            len(set(pair.act.critical_actions) & {t.name for t in tools}) > 1:  # T+ may also do what is not in question
         problems.append(f"T+ does {pair.act.critical_actions}, not the reading the clarification picks "
                         f"({witness.chosen})")
     # the words T- adds to what both sides share (premise, record name): the ambiguous request itself

@@ -213,7 +213,9 @@ class AmbiguousActionDraft(Words):
         twin.critical = sorted({node.tool for node in commits})
         return DistinctInterpretationsWitness(interpretations=[Interpretation(reading=r, commit=node)
                                                                for (r, _), node in zip(readings, commits)],
-                                              chosen=(twin.act.critical_actions or [""])[0])
+                                              chosen=next((a for a in twin.act.critical_actions
+                                                           if a in {node.tool for node in commits}),
+                                                          (twin.act.critical_actions or [""])[0]))
 
 
 @drafts(Scenario.S3)
