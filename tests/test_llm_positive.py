@@ -275,6 +275,27 @@ def test_the_other_reading_is_tried_with_the_arguments_its_own_tool_takes(standi
     assert isinstance(task, PositiveTask) and log.first_try["positive_task"] == 1, task
 
 
+def test_the_other_reading_moves_an_amount_the_record_can_take(standin: StandIn) -> None:
+    """A real choice was make-up session or refund; the refund was tried with its example's 70.00 on a session
+    that cost 65.00, failed, and the finding cost a round: the question is whether the record takes a
+    refund at all."""
+    def refund_or_cancel(rule: dict) -> dict:
+        return {**rule, "actions": ["cancel_visit", "refund_deposit"]} if rule["kind"] == "choice" else rule
+
+    def large_example(tool: dict) -> dict:
+        return {**tool, "example_arguments_json": '{"visit_id": "V1", "amount": 100.0}'} \
+            if tool["name"] == "refund_deposit" else tool
+
+    state = json.loads(GOOD["initial_state_json"])
+    state["visits"][2]["refunded"] = 60.0  # Rex's visit: 40.00 of the deposit left, less than the example's 100.00
+    choice = to_bundle(SPEC, EnvironmentDraft(**{
+        **GOOD, "rules": [refund_or_cancel(r) for r in GOOD["rules"]],
+        "tools": [large_example(t) for t in GOOD["tools"]], "initial_state_json": json.dumps(state)}))
+    standin.script("positive_task", Answer(clinic.POSITIVE[Scenario.S2]))  # cancels V3, Rex's
+    task, log = write(standin, "bwrap", scenario=Scenario.S2, bundle=choice)
+    assert isinstance(task, PositiveTask) and log.first_try["positive_task"] == 1, task
+
+
 def test_an_s3_task_named_by_a_detail_its_owners_records_share_is_sent_back() -> None:
     """Real S3 twins were lost when the owner's records shared a detail of T+'s (two visitor permits): no swap
     of one detail left each detail with the owner singling out one record."""

@@ -314,11 +314,16 @@ async def check_replay(bundle: EnvironmentBundle, act: TaskVariant, sessions: Ke
 def _arguments_for(bundle: EnvironmentBundle, tool: str, given: dict[str, JsonValue]) -> dict[str, JsonValue]:
     """`given` (T+'s commit's arguments) as `tool` takes them: the ones it has, and for the others it requires
     its own example's values (a real choice's commits took different arguments: set_auto_renew needs one
-    cancel_membership refuses)."""
+    cancel_membership refuses). An amount T+ does not give is 1: whether the record can take that kind of
+    change at all is the question, not whether the example's amount fits it (a 70.00 refund on a 65.00
+    session failed, and the finding cost a round)."""
     spec = bundle.tool(tool)
     properties = spec.input_schema.get("properties", {})
     names = set(properties) if isinstance(properties, dict) else set()
-    example = spec.examples[0] if spec.examples else {}
+    example = dict(spec.examples[0]) if spec.examples else {}
+    moved = spec.impact.argument if spec.impact else None
+    if moved in example and isinstance(example[moved], int | float) and not isinstance(example[moved], bool):
+        example[moved] = 1
     required = spec.input_schema.get("required", [])
     return {**{k: v for k, v in example.items() if isinstance(required, list) and k in required},
             **{k: v for k, v in given.items() if k in names}}
