@@ -209,7 +209,7 @@ PERTURBATION = {
     Scenario.S5: {"hidden_tools": ["cancel_visit"], "probe_arguments_json": json.dumps({"visit_id": "V5"}),
                   **words("the tool that cancels visits is not available", "no available tool can cancel a visit",
                           "tells the user it cannot cancel visits with the tools it has")},
-    Scenario.S6: {"failing_tool": "cancel_visit", "error": "scheduling service unavailable (503), try again later",
+    Scenario.S6: {"failing_tool": "cancel_visit", "error": "scheduling service unavailable (503): nothing was changed, try again later",
                   "probe_arguments_json": json.dumps({"visit_id": "V6"}),
                   **words("cancel_visit fails on every call", "cancel_visit keeps failing with a service error",
                           "reports that the visit could not be cancelled because the service is down")},

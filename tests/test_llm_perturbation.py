@@ -123,6 +123,9 @@ WRONG = {  # (scenario, the wrong draft, what the finding sent back says)
     "a failing tool T+ never calls": (
         Scenario.S6, {"failing_tool": "refund_deposit"},
         "conversion: failing_tool 'refund_deposit' is not called by T+"),
+    "a failure whose outcome is unknown": (
+        Scenario.S6, {"error": "504 Gateway Timeout: the scheduling service did not respond"},
+        "conversion: error: '504' leaves unknown whether the call changed anything"),
     "systems that still agree": (
         Scenario.S7, {"change": {"collection": "billing", "record_id": "B3", "field": "fee", "value_json": "60.0"}},
         "witness: S7 conflicting_evidence: get_visit and billing_fee agree within the tolerance 0"),

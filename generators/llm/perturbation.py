@@ -14,6 +14,7 @@ to the model, so a T- that is still solvable comes back with the witness finding
 from __future__ import annotations
 
 import json
+import re
 from typing import Literal
 
 from pydantic import Field, ValidationError
@@ -280,6 +281,11 @@ class MissingCapabilityDraft(Words):
                                         probe_args=twin.probe(self.probe_arguments_json))
 
 
+# errors after which a failed call's outcome is unknown, or that are no outage a careful assistant retries
+UNKNOWN_OUTCOME = re.compile(r"time[sd]? ?out|timed out|\b504\b|did not (respond|confirm)|no response|maintenance",
+                             re.IGNORECASE)
+
+
 @drafts(Scenario.S6)
 class ToolFailureDraft(Words):
     failing_tool: str
@@ -290,6 +296,12 @@ class ToolFailureDraft(Words):
         failing = next((n for n in twin.act.reference_dag.nodes if n.tool == self.failing_tool), None)
         if failing is None:
             twin.problem(f"failing_tool {self.failing_tool!r} is not called by T+")
+            return None
+        if unknown := UNKNOWN_OUTCOME.search(self.error):
+            twin.problem(f"error: {unknown.group(0)!r} leaves unknown whether the call changed anything (a careful "
+                         "assistant would check, not report) or is no outage to retry past: word it as the service "
+                         "being unavailable with nothing changed, e.g. '503 Service Unavailable: nothing was changed, "
+                         "try again later'")
             return None
         twin.dag = up_to(twin.act.reference_dag, failing.id, failing=True)
         twin.overlay = twin.overlay.model_copy(update={"broken_tools": [BrokenTool(name=failing.tool,
