@@ -17,7 +17,7 @@ from abstaingen.model import (
     TaskPair,
     TaskVariant,
 )
-from abstaingen.model.common import Model
+from abstaingen.model.common import JsonValue, Model
 from abstaingen.model.release import GenerationReport
 from abstaingen.registry import Registry
 
@@ -34,6 +34,8 @@ class PositiveTask(Model):
     variant: int = Field(description="which of the scenario's variants in its environment")
     act: TaskVariant
     target: RecordRef = Field(description="the record the task is about")
+    scope: dict[str, JsonValue] = Field(default_factory=dict, description=(
+        "field values that pick out the records the request could mean (the owner's), as TaskPair.scope"))
 
 
 class NotApplicable(Exception):  # noqa: N818 - an outcome, counted in the funnel, not an error

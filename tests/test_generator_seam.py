@@ -31,7 +31,7 @@ def test_the_builtin_generator_writes_what_its_own_stages_write(scenario: Scenar
 
 
 def test_a_positive_task_carries_only_the_shared_contract() -> None:
-    assert set(PositiveTask.model_fields) == {"pair_id", "domain", "scenario", "variant", "act", "target"}
+    assert set(PositiveTask.model_fields) == {"pair_id", "domain", "scenario", "variant", "act", "target", "scope"}
 
 
 def test_the_builtin_generator_extracts_and_synthesizes_like_its_blueprints() -> None:

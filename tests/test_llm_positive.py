@@ -194,6 +194,7 @@ def test_each_variant_is_given_records_of_its_own_and_kept_to_them(backend: str,
     standin.script("positive_task", Answer(OP), Answer(pepper))  # V1 is variant 0's
     task, log = write(standin, backend, variant=1, variants=2, scenario=Scenario.S1)
     assert isinstance(task, PositiveTask) and task.target.record_id == "V2", task
+    assert task.scope == {"owner": "Ana Ruiz"}  # the audit sheet shows the records the twin leaves open
     asked = standin.requests[0].body["messages"][0]["content"]  # the system message
     repair = standin.requests[1].body["messages"][1]["content"]
     assert "the first of these records of visits that can carry it: V2, V4, V6.\nEach shares its owner" in asked
@@ -309,6 +310,20 @@ def test_an_s3_task_named_by_a_detail_its_owners_records_share_is_sent_back() ->
     assert twin_cannot_follow(CLINIC, Scenario.S3, act, target) is None
     found = twin_cannot_follow(clinic_same_day, Scenario.S3, act, target)
     assert found is not None and "date='2026-12-11' fits V1, V2 of Ana Ruiz's records" in found, found
+
+
+def test_an_s1_task_that_changes_none_of_the_records_is_sent_back() -> None:
+    """A real S1 T+ emailed a member the renewal date of one membership: its twin, leaving the membership
+    open, was answered by one email about both, and a blind reviewer found asking not THE right reply."""
+    from abstaingen.generators.llm.positive import twin_cannot_follow
+
+    act = to_variant(CLINIC, PositiveDraft(**clinic.POSITIVE[Scenario.S1]), "t-act")  # cancel_visit: visits.status
+    target = RecordRef(collection="visits", record_id="V1")
+    assert twin_cannot_follow(CLINIC, Scenario.S1, act, target, "owner") is None
+    elsewhere = CLINIC.model_copy(update={"tools": [t.model_copy(update={"effect": "messages.sent"})
+                                                    if t.name == "cancel_visit" else t for t in CLINIC.tools]})
+    found = twin_cannot_follow(elsewhere, Scenario.S1, act, target, "owner")
+    assert found is not None and "make T+ change visits/V1 itself" in found, found
 
 
 def test_the_compared_value_may_be_read_from_an_item_of_a_list() -> None:

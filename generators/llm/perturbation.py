@@ -423,7 +423,7 @@ def to_pair(bundle: EnvironmentBundle, positive: PositiveTask, candidate: Words,
         earliest_abstain_step=len(twin.dag.nodes) if info.phase == Phase.RUNTIME else 0, withheld=twin.withheld,
     )
     return TaskPair(pair_id=positive.pair_id, domain=positive.domain, scenario=scenario.value, act=act,
-                    abstain=abstain, target=positive.target, provenance=provenance,
+                    abstain=abstain, target=positive.target, scope=positive.scope, provenance=provenance,
                     perturbation=Perturbation(scenario=scenario, phase=info.phase, dimension=info.dimension,
                                               description=candidate.description, witness=witness))
 

@@ -246,6 +246,13 @@ def twin_cannot_follow(bundle: EnvironmentBundle, scenario: Scenario, act: TaskV
     doing = ", ".join(commits) or "no commit (a question)"
     if scenario == Scenario.S7:
         return compared_value_unused(bundle, act)
+    changing = [t for t in commits if target is not None and bundle.has_tool(t)
+                and (bundle.tool(t).effect or "").split(".")[0] == target.collection]
+    if scenario in (Scenario.S1, Scenario.S3) and act.deliverable == Deliverable.OP and target and not changing:
+        return (f"twin: the twin leaves open which of several records is meant, and {doing} changes none of them: "
+                f"one such change could cover every record that fits (a message about both), so asking would not be "
+                f"needed; make T+ change {target.collection}/{target.record_id} itself, through a commit whose "
+                f"'changes' is in {target.collection}")
     if scenario in (Scenario.S1, Scenario.S3) and act.deliverable != Deliverable.OP:
         twin = ("leaves out the detail that singles out the record, so that several fit" if scenario == Scenario.S1
                 else "changes a detail so that the details point at two records")
@@ -413,6 +420,9 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
                     twin=NEEDS[scenario].positive, today=TODAY.isoformat(),
                     records=records._asdict() if records else None)
     accepted = await draft(caller, STAGE, model_key, prompt, PositiveDraft, checks, max_rounds, log)
+    target = RecordRef(collection=accepted.target_collection, record_id=accepted.target_record_id)
+    record = find_record(bundle.initial_state, target) or {}
+    owner = records.owner if records is not None else None
     return PositiveTask(pair_id=pair_id, domain=bundle.domain, scenario=scenario, variant=variant,
-                        act=to_variant(bundle, accepted, f"{pair_id}-act"),
-                        target=RecordRef(collection=accepted.target_collection, record_id=accepted.target_record_id))
+                        act=to_variant(bundle, accepted, f"{pair_id}-act"), target=target,
+                        scope={owner: record[owner]} if owner in record else {})
