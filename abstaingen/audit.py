@@ -98,8 +98,9 @@ def _records_seen(pair: TaskPair, variant: TaskVariant, bundle: EnvironmentBundl
                 if isinstance(entry, dict) and entry not in seen.get(name, []) and any(
                         str(v) in ids for v in entry.values()):
                     seen.setdefault(name, []).append(entry)
-                    found.add(str(entry.get("id")))
-        ids = found - {"None"}
+                    if "id" in entry:
+                        found.add(str(entry["id"]))
+        ids = found
         if not ids:
             break
     return seen
