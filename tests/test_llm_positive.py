@@ -237,9 +237,9 @@ def test_an_s2_task_on_a_record_the_other_reading_refuses_is_sent_back(standin: 
             "no longer be moved)" in standin.requests[1].body["messages"][1]["content"])
 
 
-def test_an_s1_task_whose_owner_has_no_other_record_the_change_fits_is_sent_back(standin: StandIn) -> None:
-    """A real T+ froze one of two memberships whose other could not be frozen: its twin, leaving the
-    membership open, had one sensible reading, and a careful assistant would not need to ask."""
+def test_s1_is_given_records_whose_owner_has_another_the_change_succeeds_on(standin: StandIn) -> None:
+    """A real environment's members each had one membership that could be frozen and one that could not:
+    S1's records are now the ones a commit succeeds on for two or more records of one owner."""
     code = GOOD["implementation"].replace(
         "def cancel_visit(state, visit_id):\n",
         "def cancel_visit(state, visit_id):\n    if visit_id == \"V2\":\n"
@@ -251,9 +251,33 @@ def test_an_s1_task_whose_owner_has_no_other_record_the_change_fits_is_sent_back
     standin.script("positive_task", Answer(biscuit), Answer(rex))
     task, log = write(standin, "bwrap", scenario=Scenario.S1, bundle=strict)
     assert isinstance(task, PositiveTask) and task.target.record_id == "V3" and log.repaired["positive_task"] == 1
-    assert ("twin: the twin leaves open which of Ana Ruiz's records is meant, but cancel_visit fails on each other "
-            "one (V2: Pepper's visit is already paid and cannot be cancelled), so a careful assistant would know it "
-            "is V1" in standin.requests[1].body["messages"][1]["content"])
+    assert "records of visits that can carry it: V3, V4, V5, V6." in standin.requests[0].body["messages"][0]["content"]
+
+
+def test_an_s1_change_that_fails_on_the_owners_other_records_is_sent_back(standin: StandIn) -> None:
+    """Where T+'s own change (not the example's) fails on the owner's other records, a careful assistant
+    knows which is meant: a refund of 20.00 fits Biscuit's deposit but not Pepper's 15.00 left."""
+    state = json.loads(GOOD["initial_state_json"])
+    state["visits"][1]["refunded"] = 85.0
+    clinic_refunded = to_bundle(SPEC, EnvironmentDraft(**{**GOOD, "initial_state_json": json.dumps(state)}))
+
+    def refund(instruction: str, visit: str, owner: str, pet: str) -> dict:
+        return {"instruction": instruction, "deliverable": "op", "target_collection": "visits",
+                "target_record_id": visit,
+                "steps": [step("s1", "find_visits", {"owner": owner, "pet": pet}),
+                          step("s2", "get_visit", {}, (("visit_id", "s1", ["0", "id"]),)),
+                          step("s3", "refund_deposit", {"amount": 20.0}, (("visit_id", "s1", ["0", "id"]),))],
+                "critical_actions": ["refund_deposit"],
+                "final_state": [{"collection": "visits", "record_id": visit, "field": "refunded", "value_json": "20.0"}],
+                "expected_answer": [], "answer_step": "", "answer_path": []}
+
+    standin.script("positive_task", Answer(refund("Refund 20.00 of Biscuit's deposit to Ana Ruiz.", "V1", "Ana Ruiz",
+                                                  "Biscuit")),
+                   Answer(refund("Refund 20.00 of Rex's deposit to Tom Lee.", "V3", "Tom Lee", "Rex")))
+    task, log = write(standin, "bwrap", scenario=Scenario.S1, bundle=clinic_refunded)
+    assert isinstance(task, PositiveTask) and task.target.record_id == "V3" and log.repaired["positive_task"] == 1
+    assert ("twin: the twin leaves open which of Ana Ruiz's records is meant, but refund_deposit fails on each other "
+            "one (V2: " in standin.requests[1].body["messages"][1]["content"])
 
 
 def test_the_other_reading_is_tried_with_the_arguments_its_own_tool_takes(standin: StandIn) -> None:

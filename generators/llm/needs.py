@@ -10,7 +10,7 @@ scenario the environment cannot carry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -211,15 +211,23 @@ def _owned_records(bundle: EnvironmentBundle, several_details: bool = False) -> 
     """The collection a lookup lists by owner, and its records whose owner has others there; with
     `several_details`, only a lookup that also filters that collection on another of its fields (S3's).
     A collection some commit changes comes first: its tasks can be changes as well as questions."""
+    return next(iter(owner_groups(bundle, several_details)), None)
+
+
+def owner_groups(bundle: EnvironmentBundle, several_details: bool = False) -> list[Assigned]:
+    """Every collection a lookup lists by an owner field, with the records whose owner has others there,
+    the collections some commit changes first (what `_owned_records` takes the first of, and what
+    the positive stage tries S1's change on)."""
     changed = {_effect_collection(t) for t in bundle.tools if t.kind == ToolKind.COMMIT}
+    found: list[Assigned] = []
     for acted_on in (True, False):
-        if (found := _owned_in(bundle, several_details,
-                               {c for c in _records(bundle) if (c in changed) == acted_on})) is not None:
-            return found
-    return None
+        for group in _owned_in(bundle, several_details, {c for c in _records(bundle) if (c in changed) == acted_on}):
+            if (group.collection, group.owner) not in {(g.collection, g.owner) for g in found}:
+                found.append(group)
+    return found
 
 
-def _owned_in(bundle: EnvironmentBundle, several_details: bool, collections: set[str]) -> Assigned | None:
+def _owned_in(bundle: EnvironmentBundle, several_details: bool, collections: set[str]) -> Iterator[Assigned]:
     for tool in _lookups(bundle):
         required = tool.input_schema.get("required", [])
         first = [p for p in required if isinstance(p, str)] if isinstance(required, list) else []
@@ -235,8 +243,7 @@ def _owned_in(bundle: EnvironmentBundle, several_details: bool, collections: set
                     details = (_parameters(tool) & fields) - {parameter}
                     shared = [i for i in shared if _singled_out(records, i, parameter, details) >= 2]
                 if shared:
-                    return Assigned(collection, shared, parameter)
-    return None
+                    yield Assigned(collection, shared, parameter)
 
 
 def _singled_out(records: list[dict], record_id: str, owner: str, details: set[str]) -> int:
@@ -272,12 +279,13 @@ def _scenario_records(bundle: EnvironmentBundle, scenario: Scenario) -> Assigned
 
 
 def assigned_records(bundle: EnvironmentBundle, scenario: Scenario, variant: int,
-                     variants: int) -> Assigned | None:
+                     variants: int, found: Assigned | None = None) -> Assigned | None:
     """The records variant `variant` of `scenario` may be about: a share of the scenario's records no other
     variant of it gets, starting at a place of its own per scenario (so that scenarios spread over the
     records as far as they go). Code assigns them because the variants are written at once and know
-    nothing of each other. None: the environment names no records for it."""
-    found = _scenario_records(bundle, scenario)
+    nothing of each other. None: the environment names no records for it. `found`: the scenario's records
+    as the caller tried them (S1's, on which a change succeeds), instead of as the state shows them."""
+    found = found or _scenario_records(bundle, scenario)
     if found is None:
         return None
     ids = found.ids

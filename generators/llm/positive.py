@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from pydantic import Field
 
 from abstaingen.generators.base import PositiveTask
-from abstaingen.generators.llm.needs import NEEDS, assigned_records
+from abstaingen.generators.llm.needs import NEEDS, Assigned, assigned_records, owner_groups
 from abstaingen.model import (
     ChoicePolicy,
     ConfirmationPolicy,
@@ -25,6 +26,7 @@ from abstaingen.model import (
     RecordRef,
     Scenario,
     StateAssertion,
+    TaskOverlay,
     TaskVariant,
     ToolKind,
 )
@@ -385,12 +387,43 @@ async def others_cannot_be_meant(bundle: EnvironmentBundle, act: TaskVariant, ta
             f"{target.record_id}: choose a record whose {owner_field} has another record the same change succeeds on"]
 
 
+async def changeable_owned(bundle: EnvironmentBundle, sessions: KeptSessions) -> Assigned | None:
+    """S1's records, tried: of the collections a lookup lists by owner, the first where some commit that
+    changes it succeeds on two or more records of one owner (its example's call, the record's id swapped
+    in), and those records. A real environment's members each had one membership that could be frozen
+    and one that could not: every S1 twin there had one sensible reading. None: no commit succeeds so
+    (or the sandbox failed), and the records are assigned from the state alone."""
+    try:
+        for group in owner_groups(bundle):
+            listed = bundle.initial_state.get(group.collection)
+            records = {str(r["id"]): r for r in listed if isinstance(r, dict) and "id" in r} \
+                if isinstance(listed, list) else {}
+            for tool in bundle.tools:
+                example = tool.examples[0] if tool.examples else {}
+                named = [k for k, v in example.items() if isinstance(v, str) and v in records]
+                if tool.kind != ToolKind.COMMIT or (tool.effect or "").split(".")[0] != group.collection or not named:
+                    continue
+                succeeds = []
+                async with sessions.session(bundle) as session:
+                    for record_id in group.ids:
+                        await session.reset(TaskOverlay())
+                        if (await session.call(tool.name, {**example, **dict.fromkeys(named, record_id)})).ok:
+                            succeeds.append(record_id)
+                owners = Counter(records[i].get(group.owner or "") for i in succeeds)
+                if both := [i for i in succeeds if owners[records[i].get(group.owner or "")] >= 2]:
+                    return group._replace(ids=both)
+    except SandboxError:
+        return None
+    return None
+
+
 async def write_positive_task(caller: Caller, model_key: str, bundle: EnvironmentBundle, scenario: Scenario,
                               variant: int, sessions: KeptSessions, max_rounds: int = 2,
                               log: RepairLog | None = None, variants: int = 1) -> PositiveTask:
     """T+ for one slot; of `variants` per scenario, this is `variant`, about a record assigned to it."""
     pair_id = f"{bundle.env_id}-{scenario.value.lower()}-{variant}"
-    records = assigned_records(bundle, scenario, variant, variants)
+    tried = await changeable_owned(bundle, sessions) if scenario == Scenario.S1 else None
+    records = assigned_records(bundle, scenario, variant, variants, tried)
 
     async def checks(candidate: PositiveDraft) -> list[str]:
         if records is not None and (candidate.target_collection, candidate.target_record_id) not in {
