@@ -74,33 +74,40 @@ def sample_for_audit(pairs: list[TaskPair], n: int, seed: int, uniform: bool = F
 # --- the sheet -------------------------------------------------------------------------------------
 
 
-LINK_HOPS = 2  # target -> what points at it -> what points at that
+LINK_HOPS = 2  # target -> what it and its neighbours point at, or point at it -> one more step
+
+
+def _strings(entry: dict[str, JsonValue]) -> set[str]:
+    return {v for v in entry.values() if isinstance(v, str) and v}
 
 
 def _records_seen(pair: TaskPair, variant: TaskVariant, bundle: EnvironmentBundle) -> dict[str, list[JsonValue]]:
     """What the agent's reads can return on this side, after the side's state patch: the records in the pair's
     scope (the owner's: a search by owner lists them all), or the target alone, and the entries of other
-    collections that point at them, and at those in turn (a permit's charge, and the processor's copy of the
-    charge: a reader checking a rule that compares the two must see both)."""
+    collections linked to them, two steps out. Linked: it names one of them (a permit's charge), one of them
+    names it (the permit's vehicle, its zone), or it holds the scope's value (the owner's resident record).
+    A reader checking a rule that compares a charge with the processor's copy must see both."""
     state = apply_state_patch(bundle.initial_state, variant.overlay.state_patch)
     if pair.target is None or not isinstance(records := state.get(pair.target.collection), list):
         return {}
     shown = [r for r in records if isinstance(r, dict) and (
         r.get("id") == pair.target.record_id or (pair.scope and all(r.get(k) == v for k, v in pair.scope.items())))]
     seen: dict[str, list[JsonValue]] = {pair.target.collection: list(shown)}
-    ids = {str(r["id"]) for r in shown}
+    ids = {str(r["id"]) for r in shown if "id" in r} | {v for v in pair.scope.values() if isinstance(v, str)}
+    named = set().union(*(_strings(r) for r in shown))
     for _ in range(LINK_HOPS):
-        found: set[str] = set()
+        pointing: list[dict[str, JsonValue]] = []  # what names what is shown: its own links are followed on
         for name, collection in state.items():
             if name == pair.target.collection or not isinstance(collection, list):
                 continue
             for entry in collection:
-                if isinstance(entry, dict) and entry not in seen.get(name, []) and any(
-                        str(v) in ids for v in entry.values()):
+                if not isinstance(entry, dict) or entry in seen.get(name, []):
+                    continue
+                if _strings(entry) & ids:
+                    pointing.append(entry)
+                if _strings(entry) & ids or str(entry.get("id")) in named:  # a zone the permit names: not beyond
                     seen.setdefault(name, []).append(entry)
-                    if "id" in entry:
-                        found.add(str(entry["id"]))
-        ids = found
+        ids, named = {str(e["id"]) for e in pointing if "id" in e}, set()
         if not ids:
             break
     return seen

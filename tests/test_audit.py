@@ -55,7 +55,8 @@ def test_the_sheet_shows_each_side_as_the_agent_meets_it() -> None:
 
 def test_the_sheet_shows_what_points_at_what_points_at_the_target() -> None:
     """A blind reviewer marked a refund invalid because the sheet showed the permit and its charge but not
-    the processor's copy of the charge, which the rules compare it with."""
+    the processor's copy of the charge, which the rules compare it with; another found a permit's vehicle and
+    zone missing."""
     from abstaingen.audit import _records_seen
 
     pair = next(p for p in PAIRS if p.scenario == "S4")
@@ -63,9 +64,19 @@ def test_the_sheet_shows_what_points_at_what_points_at_the_target() -> None:
     bundle = builtin_bundle(pair.domain)
     state = {**bundle.initial_state, "charges": [{"id": "C9", "for": pair.target.record_id}, {"id": "C8", "for": "x"}],
              "processor": [{"id": "R9", "charge_id": "C9", "amount": 5.0}, {"id": "R8", "charge_id": "C8"}]}
+    collection = state[pair.target.collection]
+    assert isinstance(collection, list)
+    state[pair.target.collection] = [{**r, "zone": "Z9"} if isinstance(r, dict) and r.get("id") == pair.target.record_id
+                                     else r for r in collection]
+    state["zones"] = [{"id": "Z9", "name": "North"}, {"id": "Z8", "name": "South"}]
+    state["residents"] = [{"id": "P1", "home_zone": "Z9"}]  # points at the zone, not at the target: not shown
+    [owner] = pair.scope.values()
+    state["notices"] = [{"id": "N1", "to": owner}, {"id": "N2", "to": "someone else"}]  # the owner's
     seen = _records_seen(pair, pair.act, bundle.model_copy(update={"initial_state": state}))
     assert seen["charges"] == [{"id": "C9", "for": pair.target.record_id}]
     assert seen["processor"] == [{"id": "R9", "charge_id": "C9", "amount": 5.0}]
+    assert seen["zones"] == [{"id": "Z9", "name": "North"}] and "residents" not in seen  # what the target names
+    assert seen["notices"] == [{"id": "N1", "to": owner}]
 
 
 @pytest.fixture
