@@ -203,7 +203,7 @@ def asked_for() -> dict[str, str]:
 # --- which records a scenario's tasks are about ---------------------------------------------------------
 
 
-def _effect_collection(tool: ToolSpec) -> str | None:
+def effect_collection(tool: ToolSpec) -> str | None:
     return tool.effect.split(".")[0] if tool.effect else None
 
 
@@ -218,7 +218,7 @@ def owner_groups(bundle: EnvironmentBundle, several_details: bool = False) -> li
     """Every collection a lookup lists by an owner field, with the records whose owner has others there,
     the collections some commit changes first (what `_owned_records` takes the first of, and what
     the positive stage tries S1's change on)."""
-    changed = {_effect_collection(t) for t in bundle.tools if t.kind == ToolKind.COMMIT}
+    changed = {effect_collection(t) for t in bundle.tools if t.kind == ToolKind.COMMIT}
     found: list[Assigned] = []
     for acted_on in (True, False):
         for group in _owned_in(bundle, several_details, {c for c in _records(bundle) if (c in changed) == acted_on}):
@@ -268,14 +268,14 @@ def _scenario_records(bundle: EnvironmentBundle, scenario: Scenario) -> Assigned
         return having(policies[0].collection, policies[0].field)
     if scenario == Scenario.S8 and (notes := bundle.policies_of(NotesPolicy)):
         return having(notes[0].collection, notes[0].field)
-    commits = [t for t in bundle.tools if t.kind == ToolKind.COMMIT and _effect_collection(t)]
+    commits = [t for t in bundle.tools if t.kind == ToolKind.COMMIT and effect_collection(t)]
     if scenario == Scenario.S4:
         covered = {p.category for p in bundle.policies_of(ConfirmationPolicy)}
         commits = [t for t in commits if bundle.irreversible(t.name) and t.impact is not None
                    and t.impact.category in covered]
     elif scenario == Scenario.S2 and (choices := bundle.policies_of(ChoicePolicy)):
         commits = [t for t in commits if t.name in choices[0].actions]
-    return having(str(_effect_collection(commits[0]))) if commits else None
+    return having(str(effect_collection(commits[0]))) if commits else None
 
 
 def assigned_records(bundle: EnvironmentBundle, scenario: Scenario, variant: int,

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import Field
 
 from abstaingen.generators.base import PositiveTask
-from abstaingen.generators.llm.needs import NEEDS, Assigned, assigned_records, owner_groups
+from abstaingen.generators.llm.needs import NEEDS, Assigned, assigned_records, effect_collection, owner_groups
 from abstaingen.model import (
     ChoicePolicy,
     ConfirmationPolicy,
@@ -249,7 +249,7 @@ def twin_cannot_follow(bundle: EnvironmentBundle, scenario: Scenario, act: TaskV
     if scenario == Scenario.S7:
         return compared_value_unused(bundle, act)
     changing = [t for t in commits if target is not None and bundle.has_tool(t)
-                and (bundle.tool(t).effect or "").split(".")[0] == target.collection]
+                and effect_collection(bundle.tool(t)) == target.collection]
     if scenario in (Scenario.S1, Scenario.S3) and act.deliverable == Deliverable.OP and target and not changing:
         return (f"twin: the twin leaves open which of several records is meant, and {doing} changes none of them: "
                 f"one such change could cover every record that fits (a message about both), so asking would not be "
@@ -401,7 +401,7 @@ async def changeable_owned(bundle: EnvironmentBundle, sessions: KeptSessions) ->
             for tool in bundle.tools:
                 example = tool.examples[0] if tool.examples else {}
                 named = [k for k, v in example.items() if isinstance(v, str) and v in records]
-                if tool.kind != ToolKind.COMMIT or (tool.effect or "").split(".")[0] != group.collection or not named:
+                if tool.kind != ToolKind.COMMIT or effect_collection(tool) != group.collection or not named:
                     continue
                 succeeds = []
                 async with sessions.session(bundle) as session:
