@@ -103,9 +103,10 @@ def _records_seen(pair: TaskPair, variant: TaskVariant, bundle: EnvironmentBundl
             for entry in collection:
                 if not isinstance(entry, dict) or entry in seen.get(name, []):
                     continue
-                if _strings(entry) & ids:
+                names_shown = bool(_strings(entry) & ids)
+                if names_shown:
                     pointing.append(entry)
-                if _strings(entry) & ids or str(entry.get("id")) in named:  # a zone the permit names: not beyond
+                if names_shown or str(entry.get("id")) in named:  # a zone the permit names: not beyond
                     seen.setdefault(name, []).append(entry)
         ids, named = {str(e["id"]) for e in pointing if "id" in e}, set()
         if not ids:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from abstaingen.model import EnvironmentBundle, TaskOverlay
 from abstaingen.sandboxes.backends import SandboxBackend
@@ -38,12 +39,25 @@ def _content(bundle: EnvironmentBundle) -> str:
     return hashlib.sha256(bundle.model_dump_json().encode()).hexdigest()
 
 
+T = TypeVar("T")
+
+
+async def _examples(bundle: EnvironmentBundle, sessions: KeptSessions) -> dict[str, CallOutcome]:
+    found = {}
+    async with sessions.session(bundle) as session:
+        for tool in bundle.tools:
+            if tool.examples:
+                await session.reset(TaskOverlay())
+                found[tool.name] = await session.call(tool.name, tool.examples[0])
+    return found
+
+
 class KeptSessions:
     def __init__(self, backend: SandboxBackend, idle_s: float = 5.0):
         self.backend = backend
         self.idle_s = idle_s
         self._kept: dict[tuple[int, str], _Kept] = {}  # by event loop and bundle content
-        self._examples: dict[str, dict[str, CallOutcome]] = {}  # by bundle content
+        self._known: dict[tuple[str, str], object] = {}  # by bundle content and what was found out
         self._folders = ExitStack()
 
     @asynccontextmanager
@@ -61,19 +75,18 @@ class KeptSessions:
                 await self._close(kept)
                 raise
 
+    async def once(self, bundle: EnvironmentBundle, what: str,
+                   find: Callable[[EnvironmentBundle, KeptSessions], Awaitable[T]]) -> T:
+        """`find(bundle, self)`, run once per environment and kept: what every draft of an environment asks
+        the sandbox the same way (the tools' example calls, S1's changeable records)."""
+        key = (_content(bundle), what)
+        if key not in self._known:
+            self._known[key] = await find(bundle, self)
+        return self._known[key]  # type: ignore[return-value]
+
     async def examples(self, bundle: EnvironmentBundle) -> dict[str, CallOutcome]:
-        """Each tool called once with its first example on the initial state, by tool name: asked for by
-        every draft of the environment, run once."""
-        key = _content(bundle)
-        if key not in self._examples:
-            found = {}
-            async with self.session(bundle) as session:
-                for tool in bundle.tools:
-                    if tool.examples:
-                        await session.reset(TaskOverlay())
-                        found[tool.name] = await session.call(tool.name, tool.examples[0])
-            self._examples[key] = found
-        return self._examples[key]
+        """Each tool called once with its first example on the initial state, by tool name."""
+        return await self.once(bundle, "examples", _examples)
 
     def _kept_for(self, bundle: EnvironmentBundle) -> _Kept:
         loop = asyncio.get_running_loop()

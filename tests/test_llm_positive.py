@@ -217,15 +217,19 @@ def test_a_task_whose_twin_makes_two_systems_disagree_must_depend_on_the_compare
             "that field (the answer now is s2 ['date'])" in standin.requests[1].body["messages"][1]["content"])
 
 
+def clinic_refusing(tool_name: str, visit: str, error: str) -> EnvironmentBundle:
+    """The clinic with `tool_name` refusing `visit` (what a real record that cannot take a change does)."""
+    code = GOOD["implementation"].replace(
+        f"def {tool_name}(state, visit_id):\n",
+        f"def {tool_name}(state, visit_id):\n    if visit_id == {visit!r}:\n        raise ValueError({error!r})\n")
+    assert code != GOOD["implementation"]
+    return to_bundle(SPEC, EnvironmentDraft(**{**GOOD, "implementation": code}))
+
+
 def test_an_s2_task_on_a_record_the_other_reading_refuses_is_sent_back(standin: StandIn) -> None:
     """A real T+ was about a future class booking, which 'mark missed', the choice's other commit, refuses: its
     twin could only have one reading, and the slot was lost at the twin's stage."""
-    code = GOOD["implementation"].replace(
-        "def postpone_visit(state, visit_id):\n",
-        "def postpone_visit(state, visit_id):\n    if visit_id == \"V3\":\n"
-        "        raise ValueError(\"Rex's visit can no longer be moved\")\n")
-    assert code != GOOD["implementation"]
-    strict = to_bundle(SPEC, EnvironmentDraft(**{**GOOD, "implementation": code}))
+    strict = clinic_refusing("postpone_visit", "V3", "Rex's visit can no longer be moved")
     rex = clinic.POSITIVE[Scenario.S2]  # cancels V3
     mia = {**rex, "instruction": "Cancel Mia's visit for Tom Lee.", "target_record_id": "V4",
            "steps": [step("s1", "find_visits", {"owner": "Tom Lee", "pet": "Mia"}), *rex["steps"][1:]],
@@ -240,12 +244,7 @@ def test_an_s2_task_on_a_record_the_other_reading_refuses_is_sent_back(standin: 
 def test_s1_is_given_records_whose_owner_has_another_the_change_succeeds_on(standin: StandIn) -> None:
     """A real environment's members each had one membership that could be frozen and one that could not:
     S1's records are now the ones a commit succeeds on for two or more records of one owner."""
-    code = GOOD["implementation"].replace(
-        "def cancel_visit(state, visit_id):\n",
-        "def cancel_visit(state, visit_id):\n    if visit_id == \"V2\":\n"
-        "        raise ValueError(\"Pepper's visit is already paid and cannot be cancelled\")\n")
-    assert code != GOOD["implementation"]
-    strict = to_bundle(SPEC, EnvironmentDraft(**{**GOOD, "implementation": code}))
+    strict = clinic_refusing("cancel_visit", "V2", "Pepper's visit is already paid and cannot be cancelled")
     biscuit = clinic.POSITIVE[Scenario.S1]  # cancels V1 of Ana Ruiz, whose other visit is V2
     rex = clinic.cancel("Cancel Rex's checkup for Tom Lee, please.", "V3", "Tom Lee", "Rex")
     standin.script("positive_task", Answer(biscuit), Answer(rex))

@@ -214,8 +214,7 @@ class AmbiguousActionDraft(Words):
         twin.critical = sorted({node.tool for node in commits})
         return DistinctInterpretationsWitness(interpretations=[Interpretation(reading=r, commit=node)
                                                                for (r, _), node in zip(readings, commits)],
-                                              chosen=next((a for a in twin.act.critical_actions
-                                                           if a in {node.tool for node in commits}),
+                                              chosen=next((a for a in twin.act.critical_actions if a in twin.critical),
                                                           (twin.act.critical_actions or [""])[0]))
 
 

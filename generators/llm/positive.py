@@ -9,6 +9,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from typing import Literal
 
 from pydantic import Field
@@ -40,7 +41,7 @@ from abstaingen.providers.drafts import Draft, StepDraft, parse_json, path_of, s
 from abstaingen.providers.repair import RepairLog, draft
 from abstaingen.sandboxes.kept import KeptSessions
 from abstaingen.sandboxes.replay import replay
-from abstaingen.sandboxes.session import SandboxError, SandboxSession
+from abstaingen.sandboxes.session import CallOutcome, SandboxError, SandboxSession
 from abstaingen.validators.policy import act_policy_problems
 from abstaingen.validators.preconditions import depends_on
 from abstaingen.validators.replay_check import check_positive_replay
@@ -359,6 +360,17 @@ async def other_readings_fail(bundle: EnvironmentBundle, act: TaskVariant, sessi
     return problems
 
 
+async def _on_each(session: SandboxSession, overlay: TaskOverlay, tool: str, args: dict[str, JsonValue],
+                   named: list[str], record_ids: list[str]) -> dict[str, CallOutcome]:
+    """`tool` called with `args`, the arguments `named` set to each record's id in turn, each from the
+    side's starting state: which records the same change succeeds on."""
+    outcomes = {}
+    for record_id in record_ids:
+        await session.reset(overlay)
+        outcomes[record_id] = await session.call(tool, {**args, **dict.fromkeys(named, record_id)})
+    return outcomes
+
+
 async def others_cannot_be_meant(bundle: EnvironmentBundle, act: TaskVariant, target: RecordRef,
                                  owner_field: str | None, session: SandboxSession, trace: Trace) -> list[str]:
     """S1: the twin leaves open which of the owner's records is meant, which is only so if T+'s commit
@@ -375,15 +387,12 @@ async def others_cannot_be_meant(bundle: EnvironmentBundle, act: TaskVariant, ta
               and r.get(owner_field) == mine.get(owner_field) and "id" in r]
     if not named or not others:
         return []
-    failures = []
-    for other in others:
-        await session.reset(act.overlay)
-        outcome = await session.call(commit.tool, {**commit.args, **dict.fromkeys(named, other)})
-        if outcome.ok:
-            return []
-        failures.append(f"{other}: {outcome.error}")
+    outcomes = await _on_each(session, act.overlay, commit.tool, commit.args, named, others)
+    if any(outcome.ok for outcome in outcomes.values()):
+        return []
+    failures = "; ".join(f"{other}: {outcome.error}" for other, outcome in outcomes.items())
     return [f"twin: the twin leaves open which of {mine.get(owner_field)}'s records is meant, but {commit.tool} "
-            f"fails on each other one ({'; '.join(failures)[:400]}), so a careful assistant would know it is "
+            f"fails on each other one ({failures[:400]}), so a careful assistant would know it is "
             f"{target.record_id}: choose a record whose {owner_field} has another record the same change succeeds on"]
 
 
@@ -391,29 +400,23 @@ async def changeable_owned(bundle: EnvironmentBundle, sessions: KeptSessions) ->
     """S1's records, tried: of the collections a lookup lists by owner, the first where some commit that
     changes it succeeds on two or more records of one owner (its example's call, the record's id swapped
     in), and those records. A real environment's members each had one membership that could be frozen
-    and one that could not: every S1 twin there had one sensible reading. None: no commit succeeds so
-    (or the sandbox failed), and the records are assigned from the state alone."""
-    try:
-        for group in owner_groups(bundle):
-            listed = bundle.initial_state.get(group.collection)
-            records = {str(r["id"]): r for r in listed if isinstance(r, dict) and "id" in r} \
-                if isinstance(listed, list) else {}
-            for tool in bundle.tools:
-                example = tool.examples[0] if tool.examples else {}
-                named = [k for k, v in example.items() if isinstance(v, str) and v in records]
-                if tool.kind != ToolKind.COMMIT or effect_collection(tool) != group.collection or not named:
-                    continue
-                succeeds = []
-                async with sessions.session(bundle) as session:
-                    for record_id in group.ids:
-                        await session.reset(TaskOverlay())
-                        if (await session.call(tool.name, {**example, **dict.fromkeys(named, record_id)})).ok:
-                            succeeds.append(record_id)
-                owners = Counter(records[i].get(group.owner or "") for i in succeeds)
-                if both := [i for i in succeeds if owners[records[i].get(group.owner or "")] >= 2]:
-                    return group._replace(ids=both)
-    except SandboxError:
-        return None
+    and one that could not: every S1 twin there had one sensible reading. None: no commit succeeds so,
+    and the records are assigned from the state alone. SandboxError when the sandbox fails."""
+    for group in owner_groups(bundle):
+        listed = bundle.initial_state.get(group.collection)
+        records = {str(r["id"]): r for r in listed if isinstance(r, dict) and "id" in r} \
+            if isinstance(listed, list) else {}
+        for tool in bundle.tools:
+            example = tool.examples[0] if tool.examples else {}
+            named = [k for k, v in example.items() if isinstance(v, str) and v in records]
+            if tool.kind != ToolKind.COMMIT or effect_collection(tool) != group.collection or not named:
+                continue
+            async with sessions.session(bundle) as session:
+                outcomes = await _on_each(session, TaskOverlay(), tool.name, example, named, group.ids)
+            succeeds = [record_id for record_id, outcome in outcomes.items() if outcome.ok]
+            owners = Counter(records[i].get(group.owner or "") for i in succeeds)
+            if both := [i for i in succeeds if owners[records[i].get(group.owner or "")] >= 2]:
+                return group._replace(ids=both)
     return None
 
 
@@ -422,7 +425,10 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
                               log: RepairLog | None = None, variants: int = 1) -> PositiveTask:
     """T+ for one slot; of `variants` per scenario, this is `variant`, about a record assigned to it."""
     pair_id = f"{bundle.env_id}-{scenario.value.lower()}-{variant}"
-    tried = await changeable_owned(bundle, sessions) if scenario == Scenario.S1 else None
+    tried = None
+    if scenario == Scenario.S1:
+        with suppress(SandboxError):  # kept per environment; a failed sandbox is not, and leaves them to the state
+            tried = await sessions.once(bundle, "changeable_owned", changeable_owned)
     records = assigned_records(bundle, scenario, variant, variants, tried)
 
     async def checks(candidate: PositiveDraft) -> list[str]:
