@@ -8,8 +8,10 @@ overlap. Long runs (13 words by default) catch copied passages and not shared ph
 from __future__ import annotations
 
 import json
+import tempfile
 import re
 from collections.abc import Iterable, Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +98,11 @@ def records_in_hf_dataset(source: HfTextSource) -> Iterator[list[str]]:
     require("datasets", HF_USER)
     import datasets
 
+    local = Path(source.name).is_dir()  # a folder on disk: read it as it is now, not from an earlier read's cache
     try:
-        loaded = datasets.load_dataset(source.name, source.config, split=source.split)
+        with tempfile.TemporaryDirectory(prefix="abstaingen-hf-") if local else nullcontext(None) as cache:
+            loaded = datasets.load_dataset(source.name, source.config, split=source.split, cache_dir=cache,
+                                           keep_in_memory=local)
     except Exception as exc:  # datasets raises many kinds (missing, offline, bad config); each is the user's to fix
         raise AbstaingenError(f"decontamination: cannot load the Hugging Face dataset {source.name!r}"
                               f"{' (' + source.config + ')' if source.config else ''} split {source.split!r}: "
