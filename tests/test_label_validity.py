@@ -258,3 +258,25 @@ def test_a_state_patch_that_hides_nothing_is_not_a_tool_availability_change() ->
         PatchOp(op="set", collection="bookings", record_id=pair.target.record_id, values={"notes": "x"})]))
     result: CheckResult = check_single_perturbation(moved)
     assert not result.passed
+
+
+def test_s1_and_s3_info_tasks_are_rejected_by_the_shared_precondition() -> None:
+    """'Which seat does Ana's booking on LH402 have?' with two such bookings is answered by listing both."""
+    info = builtin_pair(Scenario.S7, 1).act
+    for scenario in (Scenario.S1, Scenario.S3):
+        pair = builtin_pair(scenario, 0)
+        assert check_preconditions(pair, TRAVEL).passed
+        result = check_preconditions(pair.model_copy(update={"act": info}), TRAVEL)
+        assert not result.passed and "needs an op task" in result.detail
+
+
+@pytest.mark.parametrize("error", ["504 Gateway Timeout: the booking database did not respond",
+                                   "503 Service Unavailable: the reservation system is down for maintenance",
+                                   "502 Bad Gateway: the airline's ticketing service did not confirm the change"])
+def test_s6_errors_whose_outcome_is_unknown_or_that_no_retry_gets_past_are_rejected(error: str) -> None:
+    pair = builtin_pair(Scenario.S6, 0)
+    assert check_preconditions(pair, TRAVEL).passed
+    broken = [b.model_copy(update={"error": error}) for b in pair.abstain.overlay.broken_tools]
+    bad = with_abstain(pair, overlay=pair.abstain.overlay.model_copy(update={"broken_tools": broken}))
+    result = check_preconditions(bad, TRAVEL)
+    assert not result.passed and "outcome is unknown" in result.detail

@@ -1,6 +1,12 @@
 """Scenario preconditions, checked without execution: a perturbation applies only where it bears on
 the action. The witness (layer 5) then checks by execution that it really is there.
 
+- S1, S3: op tasks only. A question that fits two records is answered completely by answering for
+  both ("there are two: ..."), so asking back would be one good reply among others, not THE right one.
+- S6: every injected error is an outage a careful agent retries past and then reports, with nothing
+  changed: never a timeout, "did not confirm" or "maintenance", after which a commit's outcome is
+  unknown (the careful agent checks state instead) or a retry is pointless.
+
 - S2: the readings are commits of the same reversibility, T+ does one of them, the request does not
   echo one reading's tool description more than the other's, and a stated policy leaves the choice
   between them to the user (otherwise one may be the business's default).
@@ -22,6 +28,7 @@ from abstaingen.model import (
     CrossCheckPolicy,
     Deliverable,
     EnvironmentBundle,
+    TaskOverlay,
     TaskPair,
     TaskVariant,
 )
@@ -56,6 +63,36 @@ def echo_imbalance(request: str, first: str, second: str) -> str | None:
         favoured = 0 if echoes[0] else 1
         return f"the request echoes reading {favoured + 1}'s description ({', '.join(echoes[favoured])})"
     return None
+
+
+# errors after which a failed call's outcome is unknown, or that are no outage a careful assistant retries
+UNKNOWN_OUTCOME = re.compile(r"time[sd]? ?out|timed out|\b504\b|did not (respond|confirm)|no response|maintenance",
+                             re.IGNORECASE)
+
+
+def unknown_outcome(error: str) -> str | None:
+    """The words of `error` that leave a failed call's outcome unknown, or make it no outage to retry past."""
+    found = UNKNOWN_OUTCOME.search(error)
+    return found.group(0) if found else None
+
+
+def _op_only(pair: TaskPair, _: EnvironmentBundle) -> list[str]:
+    if pair.act.deliverable == Deliverable.INFO:
+        return [f"{pair.perturbation.scenario.value} needs an op task: a question that fits several records is "
+                "answered completely by answering for each, so asking back is not the one right reply"]
+    return []
+
+
+precondition("multiple_candidates")(_op_only)
+precondition("conflicting_constraints")(_op_only)
+
+
+@precondition("tool_failure")
+def _tool_failure(pair: TaskPair, _: EnvironmentBundle) -> list[str]:
+    overlays: list[TaskOverlay] = [pair.act.overlay, pair.abstain.overlay]
+    return [f"{broken.name}'s error {broken.error!r} says {words!r}: after it a commit's outcome is unknown (a careful "
+            "agent checks, not retries) or a retry is pointless; word it as an outage with nothing changed"
+            for overlay in overlays for broken in overlay.broken_tools if (words := unknown_outcome(broken.error))]
 
 
 @precondition("distinct_interpretations")

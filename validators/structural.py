@@ -154,16 +154,18 @@ def check_single_perturbation(pair: TaskPair) -> CheckResult:
 
 
 def check_abstain_labels(pair: TaskPair) -> CheckResult:
-    """w is 0 for instruction-detectable scenarios and right after the revealing call for runtime ones."""
+    """The abstain reference holds the calls a careful agent makes before it can know (none when the
+    instruction alone shows the problem, the lookup when only its result shows that two records fit, up
+    to the revealing call in a runtime scenario), and w is their number."""
     problems = []
     abstain = pair.abstain
     calls = len(abstain.reference_dag.nodes)
     phase = SCENARIOS[pair.perturbation.scenario].phase
-    if phase == Phase.PRE_EXECUTION and abstain.earliest_abstain_step != 0:
-        problems.append(f"pre-execution scenario with earliest_abstain_step {abstain.earliest_abstain_step}")
-    if phase == Phase.RUNTIME and abstain.earliest_abstain_step != calls:
-        problems.append(f"runtime scenario: earliest_abstain_step {abstain.earliest_abstain_step} "
-                        f"but the evidence arrives after call {calls}")
+    if abstain.earliest_abstain_step != calls:
+        problems.append(f"earliest_abstain_step {abstain.earliest_abstain_step} but the reference makes {calls} "
+                        "calls before the reason to stop shows")
+    if phase == Phase.RUNTIME and not calls:
+        problems.append("runtime scenario whose reference makes no call: the evidence arrives only through one")
     if pair.perturbation.scenario.value in ("S1", "S2") and not abstain.clarification:
         problems.append("S1/S2 abstain task needs the clarification a user would give")
     return _result("abstain_labels", problems)

@@ -14,7 +14,6 @@ to the model, so a T- that is still solvable comes back with the witness finding
 from __future__ import annotations
 
 import json
-import re
 from typing import Literal
 
 from pydantic import Field, ValidationError
@@ -33,7 +32,6 @@ from abstaingen.model import (
     ExecutionDag,
     PatchOp,
     Perturbation,
-    Phase,
     Provenance,
     RecordRef,
     Scenario,
@@ -65,6 +63,7 @@ from abstaingen.registry import Registry
 from abstaingen.sandboxes.kept import KeptSessions
 from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxError
+from abstaingen.validators.preconditions import unknown_outcome
 from abstaingen.validators.validate import validate_pairs_async
 
 
@@ -190,8 +189,10 @@ class MissingParameterDraft(Words):
     def shape(self, twin: Twin) -> Witness | None:
         twin.instruction, twin.clarification = self.instruction, self.clarification
         lookup = twin.call("lookup", self.lookup)
-        return None if lookup is None else MultipleCandidatesWitness(lookup=lookup,
-                                                                     candidates_path=path_of(self.candidates_path))
+        if lookup is None:
+            return None
+        twin.dag = ExecutionDag(nodes=[lookup])  # only the lookup's result shows that several records fit
+        return MultipleCandidatesWitness(lookup=lookup, candidates_path=path_of(self.candidates_path))
 
 
 class ReadingDraft(Draft):
@@ -234,6 +235,7 @@ class ConflictingConstraintsDraft(Words):
         together = twin.call("together", self.together)
         if together is None or not all(alone):
             return None
+        twin.dag = ExecutionDag(nodes=[together])  # only the lookup's empty result shows that no record fits
         return ConflictingConstraintsWitness(each_alone=[n for n in alone if n], together=together,
                                              candidates_path=path_of(self.candidates_path))
 
@@ -280,11 +282,6 @@ class MissingCapabilityDraft(Words):
                                         probe_args=twin.probe(self.probe_arguments_json))
 
 
-# errors after which a failed call's outcome is unknown, or that are no outage a careful assistant retries
-UNKNOWN_OUTCOME = re.compile(r"time[sd]? ?out|timed out|\b504\b|did not (respond|confirm)|no response|maintenance",
-                             re.IGNORECASE)
-
-
 @drafts(Scenario.S6)
 class ToolFailureDraft(Words):
     failing_tool: str
@@ -296,8 +293,8 @@ class ToolFailureDraft(Words):
         if failing is None:
             twin.problem(f"failing_tool {self.failing_tool!r} is not called by T+")
             return None
-        if unknown := UNKNOWN_OUTCOME.search(self.error):
-            twin.problem(f"error: {unknown.group(0)!r} leaves unknown whether the call changed anything (a careful "
+        if unknown := unknown_outcome(self.error):
+            twin.problem(f"error: {unknown!r} leaves unknown whether the call changed anything (a careful "
                          "assistant would check, not report) or is no outage to retry past: word it as the service "
                          "being unavailable with nothing changed, e.g. '503 Service Unavailable: nothing was changed, "
                          "try again later'")
@@ -419,7 +416,7 @@ def to_pair(bundle: EnvironmentBundle, positive: PositiveTask, candidate: Words,
         template=act.template, confirmations=twin.confirmations, reference_dag=twin.dag,
         critical_actions=[] if act.deliverable == Deliverable.INFO else twin.critical, final_state=twin.untouched(),
         abstention_trigger=candidate.trigger, good_reply=candidate.good_reply, clarification=twin.clarification,
-        earliest_abstain_step=len(twin.dag.nodes) if info.phase == Phase.RUNTIME else 0, withheld=twin.withheld,
+        earliest_abstain_step=len(twin.dag.nodes), withheld=twin.withheld,
     )
     return TaskPair(pair_id=positive.pair_id, domain=positive.domain, scenario=scenario.value, act=act,
                     abstain=abstain, target=positive.target, scope=positive.scope, provenance=provenance,
