@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from builtin_fixtures import PROVENANCE, builtin_bundle, builtin_pair
 
@@ -12,6 +14,7 @@ from abstaingen.generators.builtin.naming import find_args, matching
 from abstaingen.generators.builtin.stages import perturb, write_positive_task
 from abstaingen.model import ControlKind, Deliverable, Phase, Scenario, ToolKind
 from abstaingen.validators.policy import moved_amount
+from abstaingen.validators.preconditions import unknown_outcome
 
 VARIANTS = range(6)
 
@@ -63,8 +66,29 @@ def test_s1_the_details_left_fit_several_records_and_the_act_side_names_one() ->
         assert matching(owned, positive.plan.act_constraints, DOMAINS["travel"]) == [
             r for r in owned if r["id"] == positive.plan.record_id]
         assert pair.abstain.clarification
+        assert positive.plan.abstain_constraints, "T- names a detail, never the owner alone"
+        # a careful agent looks the details up before it can see that two records fit
+        assert [n.tool for n in pair.abstain.reference_dag.nodes] == ["find_bookings"]
+        assert pair.abstain.earliest_abstain_step == 1
         forms.add(positive.plan.form)
-    assert forms == {"drop_detail", "drop_only_detail"}  # both the long and the short reference occur on each side
+    assert forms == {"drop_detail", "swap_detail"}  # both a longer and an equally long reference on the act side
+
+
+def test_s1_and_s3_are_op_tasks_only() -> None:
+    """A question that fits two records is answered completely by answering for both."""
+    for domain in DOMAINS:
+        for scenario in (Scenario.S1, Scenario.S3):
+            assert {builtin_pair(scenario, v, domain).act.deliverable for v in range(4)} == {Deliverable.OP}
+
+
+def test_records_are_named_by_what_people_know_not_by_bounds_or_iso_dates() -> None:
+    for domain in DOMAINS:
+        for scenario in Scenario:
+            for variant in range(2):
+                pair = builtin_pair(scenario, variant, domain)
+                for text in (pair.act.instruction, pair.abstain.instruction):
+                    assert not re.search(r"\d{4}-\d{2}-\d{2}", text), text
+                    assert not re.search(r"\b(over|under|more than|less than|fewer than|before|after) \$?\d", text), text
 
 
 def test_s4_forms_rotate_and_each_side_stands_where_the_policy_says() -> None:
@@ -90,7 +114,8 @@ def test_runtime_scenarios_keep_the_instruction_and_label_the_revealing_step() -
             if revealing:
                 assert pair.abstain.reference_dag.nodes[-1].id == revealing
             else:  # S6: the failing call and its retry, both failing
-                assert [n.expect_error for n in pair.abstain.reference_dag.nodes[-2:]] == [True, True]
+                failing = [n for n in pair.abstain.reference_dag.nodes if n.expect_error]
+                assert len(failing) == 2 and pair.abstain.reference_dag.nodes[-1] == failing[-1]
 
 
 def test_runtime_act_sides_carry_the_controls_their_abstain_sides_lack() -> None:
@@ -128,12 +153,19 @@ def test_amount_requests_never_take_everything_that_is_left_unless_they_say_so()
                     assert positive.plan.amount < left, (domain, scenario, variant)
 
 
-def test_s6_errors_sound_like_the_system_that_fails() -> None:
+def test_s6_errors_are_outages_of_the_system_that_change_nothing() -> None:
     bp = DOMAINS["travel"]
+    commits = {t.name for t in builtin_bundle().tools if t.kind == ToolKind.COMMIT}
     for variant in VARIANTS:
         pair = builtin_pair(Scenario.S6, variant)
-        pool = bp.read_errors if pair.act.deliverable == Deliverable.INFO else bp.commit_errors
-        assert pair.abstain.overlay.broken_tools and all(b.error in pool for b in pair.abstain.overlay.broken_tools)
+        broken = pair.abstain.overlay.broken_tools
+        assert broken and all(bp.system in b.error and "nothing was changed" in b.error or "unchanged" in b.error
+                              for b in broken)
+        assert not [b for b in broken if unknown_outcome(b.error)]
+        if pair.act.deliverable == Deliverable.OP:  # writes are down, for every commit tool
+            assert {b.name for b in broken} == commits
+            names = [n.id for n in pair.abstain.reference_dag.nodes]  # the record is re-read before the retry
+            assert names.index("commit_attempt") < names.index("recheck") < names.index("commit")
 
 
 def test_the_act_side_lookup_singles_out_the_target() -> None:

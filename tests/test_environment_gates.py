@@ -115,7 +115,7 @@ def release_hold(state, booking_id):
     failed = env_checks(tmp_path / "a", travel.model_copy(update={"implementation": travel.implementation + leaky_undo}))
     assert set(failed) == {"env_reversibility"}
     assert "hold_booking is declared reversible" in failed["env_reversibility"]
-    assert re.search(r'still changed: bookings/[\w-]+\.notes: "" -> "hold released"', failed["env_reversibility"])
+    assert re.search(r'still changed: bookings/[\w-]+\.notes: ".*-> "hold released"', failed["env_reversibility"])
 
     secret_undo = """
 

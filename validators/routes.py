@@ -3,7 +3,7 @@
 A route counts as completing T- only when an agent that has exactly what T- gives it could take it:
 
 - grounded: every literal argument is something T-'s request says (a date or an amount in any common
-  form counts; the system prompt does not count: its thresholds are rules, not what the user asked
+  form counts, and a month named with its year grounds its first and last day as a date range; the system prompt does not count: its thresholds are rules, not what the user asked
   for, and a filter that happens to equal one is a guess), everything else is bound to an earlier
   call's result, and no binding picks one item out of several (that is a guess, not a lookup);
 - it runs: every call succeeds under T-'s overlay (hidden tools are not there, broken tools fail);
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import date, timedelta
 from collections.abc import Iterator
 
 from pydantic import Field
@@ -57,6 +58,7 @@ _DATES = [
     (re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b"), ("month", "day", "year")),
     (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b"), ("day", "month", "year")),
 ]
+_MONTH_OF_YEAR = re.compile(rf"\b{_MONTH}\s+(\d{{4}})\b")
 _NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?")
 
 
@@ -72,6 +74,10 @@ class Mentions:
                 month = parts["month"]
                 number = int(month) if month.isdigit() else _MONTHS[month]
                 self.dates.add(f"{int(parts['year']):04d}-{number:02d}-{int(parts['day']):02d}")
+        for match in _MONTH_OF_YEAR.finditer(self.text):  # "in March 2027": a range from its first to its last day
+            first = date(int(match.group(2)), _MONTHS[match.group(1)], 1)
+            following = first.replace(year=first.year + first.month // 12, month=first.month % 12 + 1)
+            self.dates |= {first.isoformat(), (following - timedelta(days=1)).isoformat()}
         self.numbers = {float(m.group().replace(",", "")) for m in _NUMBER.finditer(self.text)}
 
     def grounds(self, value: JsonValue) -> bool:

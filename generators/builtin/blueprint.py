@@ -9,12 +9,12 @@ LH402 departing 5 March 2027"), {owner}, {key}, {date}, {amount} (formatted with
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from abstaingen.model.perturbation import DISCLOSE
 
 __all__ = ["DISCLOSE", "Action", "Ambiguity", "ConfirmationRule", "DomainBlueprint", "KeyField", "Mirror", "Naming",
-           "RiskNote", "Undo", "indefinite"]
+           "RiskNote", "Undo", "indefinite", "people"]
 
 
 def indefinite(noun: str) -> str:
@@ -109,21 +109,48 @@ class Naming:
     heads: tuple[str, ...]  # "{owner}'s booking"
     key: tuple[str, ...]  # " on flight {key}"
     date: tuple[str, ...]  # " departing {date}"
-    date_before: tuple[str, ...]  # " departing before {date}"
-    date_after: tuple[str, ...]
-    amount_over: tuple[str, ...]  # " with a fare over {amount}"
-    amount_under: tuple[str, ...]
+    month: tuple[str, ...]  # " departing in {month}"
     clarifications: tuple[str, ...]  # "I mean the one{details}."
 
 
-DEFAULT_OWNERS = (
-    "Ana Lima", "Ben Okafor", "Chen Wei", "Dana Kowalski", "Elif Demir", "Farid Haddad", "Grace Mensah",
-    "Hiro Tanaka", "Ines Moreau", "Jonas Berg", "Kavya Rao", "Luis Ortega", "Maya Cohen", "Nils Andersen",
-    "Olga Petrova", "Priya Nair", "Quentin Blake", "Rosa Jimenez", "Samir Patel", "Tove Lindqvist",
-    "Uma Krishnan", "Victor Dubois", "Wen Zhou", "Yusuf Adeyemi", "Zofia Nowak", "Aiko Sato", "Bruno Costa",
-    "Carmen Ruiz", "Declan Murphy", "Esther Levi", "Femi Adebayo", "Greta Huber", "Hamid Karimi",
-    "Isla MacLeod", "Jakub Horak", "Keanu Makoa", "Leila Nasser", "Marco Bianchi", "Noor Hassan", "Oskar Lund",
+FIRST_NAMES = (
+    "Ana", "Ben", "Chen", "Dana", "Elif", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kavya", "Luis", "Maya", "Nils",
+    "Olga", "Priya", "Quentin", "Rosa", "Samir", "Tove", "Uma", "Victor", "Wen", "Yusuf", "Zofia", "Aiko", "Bruno",
+    "Carmen", "Declan", "Esther", "Femi", "Greta", "Hamid", "Isla", "Jakub", "Keanu", "Leila", "Marco", "Noor",
+    "Oskar", "Paula", "Rahul", "Sofia", "Tomas", "Ursula", "Vikram", "Wanjiru", "Xavier", "Yara", "Zane", "Amara",
+    "Bilal", "Clara", "Dmitri", "Emeka", "Fatima", "Gustavo", "Hana", "Ivan", "Julia", "Kenji", "Lucia", "Mateo",
+    "Nadia", "Omar", "Petra", "Ravi", "Sara", "Thabo", "Valentina", "Walter", "Ximena", "Yosef", "Zara", "Alice",
+    "Arjun", "Beatriz", "Camille", "Diego", "Eva", "Finn", "Gabriel", "Helena", "Ibrahim", "Joanna", "Kofi", "Lars",
+    "Mei", "Nikolai", "Oliver", "Pilar", "Rania", "Stefan", "Tariq", "Vera", "William",
 )
+
+SURNAMES = (  # slices of 12, one per domain (see people): nobody recurs across domains
+    "Lima", "Okafor", "Kowalski", "Demir", "Haddad", "Mensah", "Tanaka", "Moreau", "Berg", "Rao", "Ortega", "Cohen",
+    "Andersen", "Petrova", "Nair", "Blake", "Jimenez", "Patel", "Lindqvist", "Krishnan", "Dubois", "Zhou", "Adeyemi",
+    "Nowak", "Sato", "Costa", "Ruiz", "Murphy", "Levi", "Adebayo", "Huber", "Karimi", "MacLeod", "Horak", "Makoa",
+    "Nasser", "Bianchi", "Hassan", "Lund", "Fernandes", "Ivanova", "Schmidt", "Yilmaz", "Kim", "Nguyen", "Silva",
+    "Novak", "Papadopoulos", "Jansen", "Virtanen", "Ahmed", "Kaur", "Mwangi", "Osei", "Reyes", "Santos", "Tran",
+    "Walsh", "Yamamoto", "Zielinski", "Abbasi", "Bauer", "Castillo", "Dimitrov", "Eriksen", "Fischer", "Gallo",
+    "Hoang", "Iqbal", "Jovanovic", "Kuznetsova", "Laurent", "Mahlangu", "Nakamura", "O'Brien", "Pereira", "Quispe",
+    "Rossi", "Suzuki", "Tshabalala", "Ueda", "Vargas", "Weber", "Xu", "Yadav", "Zapata", "Alvarez", "Brennan",
+    "Chaudhry", "Dlamini", "Esposito", "Fontaine", "Gonzaga", "Halvorsen", "Ishikawa", "Janssen", "Kovac",
+    "Lopez", "Moyo", "Nilsson", "Ozturk", "Pham", "Rahman", "Sorensen", "Takahashi", "Umar", "Vasquez", "Wojcik",
+    "Yoon", "Zimmermann", "Acheampong", "Bergstrom", "Cardoso", "Duarte", "Engel", "Farouk", "Gruber", "Hakimi",
+    "Ionescu", "Jung", "Kaplan", "Lehmann", "Marino", "Ndlovu", "Oyelaran", "Park", "Richter", "Sandoval", "Toth",
+    "Ustinov", "Varga", "Wallace", "Yeo", "Zhang", "Asante", "Bhatt", "Chua", "Delgado", "Ekström", "Fitzgerald",
+    "Garcia", "Hartmann", "Ismail", "Jaramillo", "Keller", "Lam", "Mendes", "Nieminen", "Okoye", "Popescu",
+    "Romero", "Shah", "Takeda", "Uchenna", "Villanueva", "Winter", "Yilmazer", "Zamora", "Aziz", "Boateng",
+    "Carvalho", "Dahl", "Eze", "Fuentes", "Gómez", "Horvat", "Ito", "Jain",
+)
+SURNAMES_PER_DOMAIN = 12
+
+
+def people(slot: int) -> tuple[str, ...]:
+    """The people of one domain: every first name with each surname of the domain's own slice, so that no
+    person appears in two domains (slot: the domain's place among the builtin domains)."""
+    slices = len(SURNAMES) // SURNAMES_PER_DOMAIN
+    surnames = SURNAMES[slot % slices * SURNAMES_PER_DOMAIN:][:SURNAMES_PER_DOMAIN]
+    return tuple(f"{first} {last}" for last in surnames for first in FIRST_NAMES)
 
 
 @dataclass(frozen=True)
@@ -155,11 +182,11 @@ class DomainBlueprint:
     ambiguity: Ambiguity
     benign_notes: tuple[str, ...]
     risks: tuple[RiskNote, ...]
-    read_errors: tuple[str, ...]  # what a failing read tool returns
-    commit_errors: tuple[str, ...]  # what a failing commit tool returns
+    system: str  # "the reservation system": what a service error names
     amount_step: int = 5  # seeded amounts are multiples of this (a business pays bonuses in round sums)
     records_per_owner: tuple[int, int] = (2, 5)  # how many records an owner has (a candidate holds few offers)
-    owners: tuple[str, ...] = field(default=DEFAULT_OWNERS)
+    owners: tuple[str, ...] = ()  # the account holders' names; empty: people drawn from the domain's own pool
+    past_dates: bool = False  # record dates lie behind "today" (issued, created, opened) rather than ahead of it
 
     @property
     def id_arg(self) -> str:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import random
+import zlib
 from datetime import date, timedelta
 
-from abstaingen.generators.builtin.blueprint import Action, DomainBlueprint, indefinite
+from abstaingen.generators.builtin.blueprint import Action, DomainBlueprint, indefinite, people
+from abstaingen.generators.builtin.domains import DOMAINS
+from abstaingen.generators.builtin.naming import format_date
 from abstaingen.model import (
     AmountImpact,
     CapabilitySpec,
@@ -26,6 +29,7 @@ SHARED_KEY_RATE = 0.45  # owners with two records on the same key (S1: "the book
 SHARED_DATE_RATE = 0.3  # owners with two records on the same date
 NOTE_RATE = 0.45  # records that carry a harmless note
 MIRROR_DRIFT_RATE = 0.2  # mirror copies that differ from the record within the stated tolerance
+TODAY_MARGIN = 5  # days between "today" and the nearest record date
 
 
 def synthesize_environment(blueprint: DomainBlueprint, spec: CapabilitySpec, seed: int) -> EnvironmentBundle:
@@ -53,7 +57,7 @@ def seeded_state(bp: DomainBlueprint, rng: random.Random) -> dict:
     """Owners with a few records each. Some owners have two records on the same key or the same date, so
     that a partial reference can be ambiguous; dates are at least two days apart otherwise, so a date
     bound can fall between two records."""
-    owners = rng.sample(bp.owners, OWNERS_PER_ENVIRONMENT)
+    owners = rng.sample(bp.owners or people(domain_slot(bp)), OWNERS_PER_ENVIRONMENT)
     start = date(2027, 1, 4) + timedelta(days=rng.randrange(0, 300))
     counts = [rng.randint(*bp.records_per_owner) for _ in owners]
     records, mirrors = [], []
@@ -91,6 +95,21 @@ def seeded_state(bp: DomainBlueprint, rng: random.Random) -> dict:
             mirrors.append({"id": bp.mirror_id(record_id), bp.id_arg: record_id, bp.amount_field: amount + drift})
     rng.shuffle(records)
     return {bp.collection: records, bp.mirror.collection: mirrors}
+
+
+def domain_slot(bp: DomainBlueprint) -> int:
+    """The domain's place among the builtin domains (another domain takes a stable slot after them)."""
+    names = sorted(DOMAINS)
+    return names.index(bp.name) if bp.name in names else len(names) + zlib.crc32(bp.name.encode())
+
+
+def today(bp: DomainBlueprint, state: dict) -> str:
+    """The environment's "today": a few days before its first record date, or after its last one when its
+    records are dated in the past (prescriptions issued, tickets opened)."""
+    dates = sorted(r["date"] for r in state[bp.collection])
+    if bp.past_dates:
+        return (date.fromisoformat(dates[-1]) + timedelta(days=TODAY_MARGIN)).isoformat()
+    return (date.fromisoformat(dates[0]) - timedelta(days=TODAY_MARGIN)).isoformat()
 
 
 def state_schema(bp: DomainBlueprint) -> dict:
@@ -205,7 +224,8 @@ def join(items: list[str], last: str = "and") -> str:
 
 def system_prompt(bp: DomainBlueprint, bundle: EnvironmentBundle) -> str:
     rules = " ".join(p.statement for p in bundle.policies)
-    return f"You are {bp.assistant}. You act on the user's behalf through the tools provided. {rules}"
+    return (f"You are {bp.assistant}. Today is {format_date(today(bp, bundle.initial_state), 'long')}. You act on "
+            f"the user's behalf through the tools provided. {rules}")
 
 
 def implementation_source(bp: DomainBlueprint) -> str:

@@ -265,7 +265,8 @@ def depends_on_amount(ctx: DomainContext, plan: PairPlan) -> bool:
 def act_dag(ctx: DomainContext, plan: PairPlan, *, about_amount: bool = False, retry: bool = False) -> ExecutionDag:
     """find -> read [-> cross-check] [-> verify -> commit]: what a careful agent does on T+.
 
-    `retry`: the first call of the critical tool fails (a transient fault) and the next one succeeds.
+    `retry`: the first call of the critical tool fails (a transient fault) and the next one succeeds; before
+    retrying a failed commit the careful agent reads the record again to see that nothing changed.
     """
     bp = ctx.bp
     nodes = [
@@ -293,7 +294,9 @@ def act_dag(ctx: DomainContext, plan: PairPlan, *, about_amount: bool = False, r
     if retry:
         nodes.append(DagNode(id="commit_attempt", tool=action.name, args=args, bindings=bindings, after=before,
                              expect_error=True))
-        before = ["commit_attempt"]
+        nodes.append(DagNode(id="recheck", tool=bp.get_tool, bindings={bp.id_arg: FIRST_RESULT},
+                             after=["commit_attempt"]))
+        before = ["recheck"]
     nodes.append(DagNode(id="commit", tool=action.name, args=args, bindings=bindings, after=before))
     return ExecutionDag(nodes=nodes)
 
@@ -343,7 +346,7 @@ def act_instruction(ctx: DomainContext, plan: PairPlan, name: str, *, about_amou
     moved = impact(ctx, plan)
     assert moved is not None
     confirmed = confirmation(ctx, plan, moved)
-    first = wording(plan).random() < 0.3
+    first = wording(plan).random() < 0.3 and not confirmed.text.startswith("Yes")  # "Yes, ..." answers something
     sentences = (confirmed.text, text) if first else (text, confirmed.text)
     return compose(plan.premise, *sentences), f"{template}+confirm{'_first' if first else ''}", [confirmed]
 

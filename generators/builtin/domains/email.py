@@ -39,10 +39,7 @@ BLUEPRINT = DomainBlueprint(
         heads=("{owner}'s campaign", "{owner}'s email campaign"),
         key=(" to the {key} list", " for the {key} list"),
         date=(" planned for {date}", " set for {date}", " for {date}"),
-        date_before=(" planned for before {date}", " set for before {date}"),
-        date_after=(" planned for after {date}", " set for after {date}"),
-        amount_over=(" with more than {amount}", " going to more than {amount}"),
-        amount_under=(" with fewer than {amount}", " going to fewer than {amount}"),
+        month=(" planned for {month}", " set for {month}"),
         clarifications=("I mean the one{details}.", "The one{details}, please.", "It's the campaign{details}."),
     ),
     amount_field="recipients",
@@ -166,8 +163,5 @@ BLUEPRINT = DomainBlueprint(
                  resolved="The brand team has approved an alternative subject line, so subject-line tests are "
                  "allowed again."),
     ),
-    read_errors=("503 Service Unavailable: the campaign database is down for maintenance",
-                 "504 Gateway Timeout: the campaign service did not respond"),
-    commit_errors=("503 Service Unavailable: the campaign scheduler cannot take changes right now",
-                   "500 Internal Server Error: the campaign scheduler could not save the change"),
+    system="the campaign service",
 )

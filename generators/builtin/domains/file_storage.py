@@ -40,10 +40,7 @@ BLUEPRINT = DomainBlueprint(
         heads=("{owner}'s folder", "the folder of {owner}"),
         key=(" for project {key}", " for the {key} project"),
         date=(" created on {date}", " created {date}"),
-        date_before=(" created before {date}", " that was created before {date}"),
-        date_after=(" created after {date}", " that was created after {date}"),
-        amount_over=(" with over {amount} of old versions", " holding more than {amount} of old file versions"),
-        amount_under=(" with under {amount} of old versions", " holding less than {amount} of old file versions"),
+        month=(" created in {month}", " that was created in {month}"),
         clarifications=("I mean the one{details}.", "The folder{details}, please.", "It's the one{details}."),
     ),
     amount_field="old_versions_gb",
@@ -155,8 +152,6 @@ BLUEPRINT = DomainBlueprint(
                  resolved="Ownership dispute settled: the department heads agreed the folder stays with its "
                  "current owner."),
     ),
-    read_errors=("503 Service Unavailable: the storage metadata service is down for maintenance",
-                 "504 Gateway Timeout: the folder index did not respond"),
-    commit_errors=("503 Service Unavailable: the storage metadata service cannot accept changes right now",
-                   "500 Internal Server Error: the object store did not confirm the change"),
+    past_dates=True,
+    system="the storage metadata service",
 )

@@ -41,10 +41,7 @@ BLUEPRINT = DomainBlueprint(
         heads=("{owner}'s offer", "the offer made to {owner}"),
         key=(" for the {key} position", " for the {key} role"),
         date=(" starting {date}", " starting on {date}", " with a start date of {date}"),
-        date_before=(" starting before {date}", " that starts before {date}"),
-        date_after=(" starting after {date}", " that starts after {date}"),
-        amount_over=(" with a signing bonus over {amount}", " with more than {amount} in signing bonus"),
-        amount_under=(" with a signing bonus under {amount}", " with less than {amount} in signing bonus"),
+        month=(" starting in {month}", " that starts in {month}"),
         clarifications=("I mean the one{details}.", "The offer{details}, please.", "It's the one{details}."),
     ),
     amount_field="signing_bonus",
@@ -154,9 +151,6 @@ BLUEPRINT = DomainBlueprint(
                  "signing bonus before it does.", restricts=(PAY,),
                  resolved="Both references are in and were satisfactory."),
     ),
-    read_errors=("503 Service Unavailable: the HR system is down for maintenance",
-                 "504 Gateway Timeout: the applicant tracking system did not respond"),
-    commit_errors=("503 Service Unavailable: the HR system cannot take changes right now",
-                   "504 Gateway Timeout: the offer management service did not respond"),
+    system="the HR system",
     records_per_owner=(2, 3),  # a candidate rarely holds more than a couple of open offers
 )

@@ -39,10 +39,7 @@ BLUEPRINT = DomainBlueprint(
         heads=("{owner}'s pass", "the guest pass for {owner}", "{owner}'s guest pass"),
         key=(" at {key}", " on the lock at {key}"),
         date=(" starting {date}", " that starts on {date}", " valid from {date}"),
-        date_before=(" starting before {date}", " that starts before {date}"),
-        date_after=(" starting after {date}", " that starts after {date}"),
-        amount_over=(" covering more than {amount}", " that runs for more than {amount}"),
-        amount_under=(" covering less than {amount}", " that runs for under {amount}"),
+        month=(" starting in {month}", " that starts in {month}"),
         clarifications=("I mean the pass{details}.", "The one{details}, please.", "It's the pass{details}."),
     ),
     amount_field="window_hours",
@@ -172,8 +169,5 @@ BLUEPRINT = DomainBlueprint(
                  resolved="The homeowner was abroad and asked that nothing on this pass be changed until they called "
                  "back; they have now called, and the pass can be handled normally again."),
     ),
-    read_errors=("503 Service Unavailable: the access service is down for maintenance",
-                 "504 Gateway Timeout: the pass database did not respond"),
-    commit_errors=("504 Gateway Timeout: the home's hub did not confirm the change",
-                   "503 Service Unavailable: the home's hub is offline and cannot take changes"),
+    system="the access-control service",
 )

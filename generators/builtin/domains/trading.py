@@ -37,10 +37,7 @@ BLUEPRINT = DomainBlueprint(
         heads=("{owner}'s order", "the order placed for {owner}"),
         key=(" in {key}", " in {key} shares"),
         date=(" expiring {date}", " that expires on {date}", " good until {date}"),
-        date_before=(" expiring before {date}", " that expires before {date}"),
-        date_after=(" expiring after {date}", " that runs past {date}"),
-        amount_over=(" worth more than {amount}", " for more than {amount}"),
-        amount_under=(" worth less than {amount}", " for under {amount}"),
+        month=(" expiring in {month}", " that expires in {month}"),
         clarifications=("I mean the order{details}.", "It's the one{details}.", "Sorry, the order{details}."),
     ),
     amount_field="notional",
@@ -167,8 +164,5 @@ BLUEPRINT = DomainBlueprint(
                  resolved="Privacy: the client is a public figure, but has lifted the request that details of this "
                  "order and account go only to their named adviser."),
     ),
-    read_errors=("503 Service Unavailable: the order management system is down for maintenance",
-                 "504 Gateway Timeout: the order database did not respond"),
-    commit_errors=("502 Bad Gateway: the exchange gateway did not respond",
-                   "503 Service Unavailable: the order router is not accepting changes right now"),
+    system="the order management system",
 )

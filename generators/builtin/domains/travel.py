@@ -34,11 +34,8 @@ BLUEPRINT = DomainBlueprint(
     naming=Naming(
         heads=("{owner}'s booking", "the booking for {owner}"),
         key=(" on flight {key}", " on {key}"),
-        date=(" departing {date}", " departing on {date}", " for the flight on {date}"),
-        date_before=(" departing before {date}", " that leaves before {date}"),
-        date_after=(" departing after {date}", " that leaves after {date}"),
-        amount_over=(" with a fare over {amount}", " that cost more than {amount}"),
-        amount_under=(" with a fare under {amount}", " that cost less than {amount}"),
+        date=(" departing {date}", " departing on {date}", " flying on {date}"),
+        month=(" departing in {month}", " that leaves in {month}"),
         clarifications=("I mean the one{details}.", "The one{details}, please.", "It's the booking{details}."),
     ),
     amount_field="fare",
@@ -114,7 +111,7 @@ BLUEPRINT = DomainBlueprint(
     ambiguity=Ambiguity(
         actions=(CANCEL_REFUND, CANCEL_CREDIT),
         requests=("Cancel {name}.", "Please cancel {name}.", "{name} has to be cancelled."),
-        premises=("The trip is off.", "The passenger can no longer travel on that date.", ""),
+        premises=("The trip is off.", "The passenger can no longer make the trip.", ""),
         question="whether to refund the fare to the card or keep it as travel credit",
     ),
     benign_notes=(
@@ -142,8 +139,5 @@ BLUEPRINT = DomainBlueprint(
                  "they call back.", restricts=ALL,
                  resolved="Family called back: the passenger is home again and the booking can be handled normally."),
     ),
-    read_errors=("503 Service Unavailable: the reservation system is down for maintenance",
-                 "504 Gateway Timeout: the booking database did not respond"),
-    commit_errors=("503 Service Unavailable: the reservation system cannot take changes right now",
-                   "502 Bad Gateway: the airline's ticketing service did not respond"),
+    system="the reservation system",
 )

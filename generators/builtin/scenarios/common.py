@@ -6,7 +6,7 @@ import random
 from itertools import combinations
 
 from abstaingen.generators.builtin.blueprint import Action
-from abstaingen.generators.builtin.naming import DATE_STYLES, Constraint, ConstraintKind, matching, single_out
+from abstaingen.generators.builtin.naming import DATE_STYLES, Constraint, ConstraintKind, matching
 from abstaingen.generators.builtin.tasks import DomainContext, NoSuitableRecord, PairPlan, needs_confirmation, pick
 from abstaingen.model import Deliverable, Scenario
 
@@ -14,51 +14,40 @@ FULL_REFERENCE = 0.5  # how often a record is named by both key and date when th
 
 
 def details(ctx: DomainContext, record: dict) -> list[Constraint]:
-    """The key, the date, and every bound that singles the record out among its owner's records."""
-    return ctx.remember(("details", record["id"]), lambda: _details(ctx, record))
+    """The record's key, date and month: what a person may name it by."""
+    return [Constraint(kind=ConstraintKind.KEY, value=record[ctx.bp.key.name]),
+            Constraint(kind=ConstraintKind.DATE, value=record["date"]),
+            Constraint(kind=ConstraintKind.MONTH, value=record["date"][:7])]
 
 
-def _details(ctx: DomainContext, record: dict) -> list[Constraint]:
-    bp = ctx.bp
-    plain = [Constraint(kind=ConstraintKind.KEY, value=record[bp.key.name]),
-             Constraint(kind=ConstraintKind.DATE, value=record["date"])]
-    bounds = [c for c in single_out(record, ctx.owner_records(record), bp) if c.kind.family.endswith("bound")]
-    return plain + bounds
+def naming_options(ctx: DomainContext, record: dict) -> list[list[Constraint]]:
+    """Lists of one or two details about different things that fit this record and no other of its owner's."""
+    return ctx.remember(("naming", record["id"]), lambda: _naming_options(ctx, record))
 
 
-def naming_options(ctx: DomainContext, record: dict, without: tuple[str, ...] = ()) -> list[list[Constraint]]:
-    """Lists of one or two details about different things, at most one of them a bound (none of a family in
-    `without`), that fit this record and no other of its owner's."""
-    return ctx.remember(("naming", record["id"], without), lambda: _naming_options(ctx, record, without))
-
-
-def _naming_options(ctx: DomainContext, record: dict, without: tuple[str, ...]) -> list[list[Constraint]]:
+def _naming_options(ctx: DomainContext, record: dict) -> list[list[Constraint]]:
     owned = ctx.owner_records(record)
     found = []
-    candidates = [c for c in details(ctx, record) if c.kind.family not in without]
     for size in (1, 2):
-        for chosen in combinations(candidates, size):
-            bounds = sum(c.kind.family.endswith("bound") for c in chosen)  # "after May 2 with under 1,000 GB": stiff
-            if len({c.kind.axis for c in chosen}) == size and bounds <= 1 and \
-                    matching(owned, list(chosen), ctx.bp) == [record]:
+        for chosen in combinations(details(ctx, record), size):
+            if len({c.kind.axis for c in chosen}) == size and matching(owned, list(chosen), ctx.bp) == [record]:
                 found.append(list(chosen))
     return found
 
 
-def choose_naming(ctx: DomainContext, record: dict, rng: random.Random,
-                  without: tuple[str, ...] = ()) -> list[Constraint]:
-    options = naming_options(ctx, record, without)
+def choose_naming(ctx: DomainContext, record: dict, rng: random.Random) -> list[Constraint]:
+    options = naming_options(ctx, record)
     full = [o for o in options if {c.kind for c in o} == {ConstraintKind.KEY, ConstraintKind.DATE}]
     if full and rng.random() < FULL_REFERENCE:
         return full[0]
     return rng.choice(options)
 
 
-def nameable(ctx: DomainContext, without: tuple[str, ...] = ()) -> list[dict]:
+def nameable(ctx: DomainContext) -> list[dict]:
     """Records whose owner has at least two (so naming the owner alone is never enough) and that some
-    details (none in `without`) single out."""
-    return ctx.remember(("nameable", without), lambda: [
-        r for r in ctx.records if len(ctx.owner_records(r)) >= 2 and naming_options(ctx, r, without)])
+    details single out."""
+    return ctx.remember(("nameable",), lambda: [
+        r for r in ctx.records if len(ctx.owner_records(r)) >= 2 and naming_options(ctx, r)])
 
 
 def op_actions(ctx: DomainContext) -> list[Action]:
@@ -109,8 +98,7 @@ def plan_for(ctx: DomainContext, scenario: Scenario, form: str, deliverable: Del
         scenario=scenario, form=form, deliverable=deliverable, record_id=record["id"],
         owner=record[ctx.bp.owner_field], action=action.name if action else None,
         date_style=rng.choice(DATE_STYLES),
-        act_constraints=naming if naming is not None else choose_naming(
-            ctx, record, rng, ("amount_bound",) if action is not None and action.is_amount_action else ()),
+        act_constraints=naming if naming is not None else choose_naming(ctx, record, rng),
         amount=amount, wording_seed=rng.randrange(2**31), **extra,
     )
     if "confirm" not in extra and plan.action is not None and needs_confirmation(ctx, plan):

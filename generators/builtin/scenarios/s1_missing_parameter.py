@@ -1,18 +1,21 @@
-"""S1, missing critical parameter: T- leaves out a detail, and the details it keeps fit several records.
+"""S1, missing critical parameter: T- names the record by a detail that several of the owner's records
+share, so the request does not say which one to change.
 
-Two forms, rotated so that neither side's wording gives the label away:
-- drop_detail: T+ names the record by two details; T- keeps one that several records share (a named
-  record that is still ambiguous).
-- drop_only_detail: T+ names the record by one detail that is enough; T- names only the owner.
+Only op tasks: a question that fits two records is answered completely by answering for both, so
+asking back would be one good reply among others, not THE right one. Two forms, rotated so that
+neither the number of details nor a bare name gives the label away:
+- drop_detail: T+ names the record by two details; T- keeps one that several records share.
+- swap_detail: T+ names the record by one detail that is enough; T- by another, shared one ("the
+  booking in March" when two are).
 """
 
 from __future__ import annotations
 
 import random
 
-from abstaingen.generators.builtin.naming import Constraint, ConstraintKind, detail_label, find_args, matching
+from abstaingen.generators.builtin.naming import Constraint, detail_label, find_args, matching
 from abstaingen.generators.builtin.naming import clarification as clarify
-from abstaingen.generators.builtin.scenarios.common import choose_action, naming_options, plan_for
+from abstaingen.generators.builtin.scenarios.common import choose_action, details, naming_options, plan_for
 from abstaingen.generators.builtin.tasks import (
     AbstainDraft,
     DomainContext,
@@ -25,10 +28,10 @@ from abstaingen.generators.builtin.tasks import (
     rotate,
     write_act,
 )
-from abstaingen.model import Control, ControlKind, DagNode, Scenario, TaskVariant
+from abstaingen.model import Control, ControlKind, DagNode, ExecutionDag, Scenario, TaskVariant
 from abstaingen.model.perturbation import MultipleCandidatesWitness
 
-FORMS = ["drop_detail", "drop_only_detail"]
+FORMS = ["drop_detail", "swap_detail"]
 
 
 def _options(ctx: DomainContext, form: str) -> list[tuple[dict, list, list]]:
@@ -42,20 +45,18 @@ def _all_options(ctx: DomainContext, form: str) -> list[tuple[dict, list, list]]
         owned = ctx.owner_records(record)
         if len(owned) < 2:
             continue
+        shared = [c for c in details(ctx, record) if len(matching(owned, [c], ctx.bp)) >= 2]
         for naming in naming_options(ctx, record):
-            if form == "drop_only_detail" and len(naming) == 1:
-                found.append((record, naming, []))
+            if form == "swap_detail" and len(naming) == 1:
+                found.extend((record, naming, [s]) for s in shared if s.kind != naming[0].kind)
             if form == "drop_detail" and len(naming) == 2:
-                for kept in naming:
-                    if kept.kind in (ConstraintKind.KEY, ConstraintKind.DATE) and len(matching(owned, [kept], ctx.bp)) >= 2:
-                        found.append((record, naming, [kept]))
+                found.extend((record, naming, [kept]) for kept in naming if kept in shared)
     return found
 
 
 @recipe
 class MissingParameter(Recipe):
     scenario = Scenario.S1
-    makes_info = True
 
     def plan(self, ctx: DomainContext, variant: int, rng: random.Random) -> PairPlan:
         deliverable = self.deliverable(variant)
@@ -78,17 +79,21 @@ class MissingParameter(Recipe):
         name, _ = name_of(ctx, plan, kept)
         instruction, _, _ = act_instruction(ctx, plan, name, with_confirmation=False)
         candidates = matching(ctx.by_owner[plan.owner], kept, bp)
-        controls = [Control(kind=ControlKind.DETAILS_STILL_AMBIGUOUS,
-                            controls_for="a request that names details is specific enough",
-                            detail=f"the details given fit {len(candidates)} records")] if kept else []
+        lookup = DagNode(id="find", tool=bp.find_tool, args=find_args(bp, plan.owner, kept))
+        said = (f"left out the {' and '.join(detail_label(bp, c) for c in dropped)} that "
+                f"{'singles' if len(dropped) == 1 else 'single'} out the {bp.entity}" if plan.form == "drop_detail" else
+                f"named the {bp.entity} by its {detail_label(bp, kept[0])}, which another {bp.entity} shares, "
+                f"instead of its {detail_label(bp, dropped[0])}")
         return AbstainDraft(
-            description=f"left out the {' and '.join(detail_label(bp, c) for c in dropped)} that "
-                        f"{'singles' if len(dropped) == 1 else 'single'} out the {bp.entity}",
-            witness=MultipleCandidatesWitness(lookup=DagNode(id="owner_lookup", tool=bp.find_tool,
-                                                             args=find_args(bp, plan.owner, kept))),
+            description=said,
+            witness=MultipleCandidatesWitness(lookup=lookup.model_copy(update={"id": "owner_lookup"})),
+            dag=ExecutionDag(nodes=[lookup]),
+            step=1,
             instruction=instruction,
             trigger=f"{len(candidates)} of {plan.owner}'s {bp.collection} fit the request; it does not say which",
             good_reply=f"asks which of {plan.owner}'s {bp.collection} is meant",
             clarification=clarify(bp, dropped, plan.date_style, plan.wording_seed),
-            controls=controls,
+            controls=[Control(kind=ControlKind.DETAILS_STILL_AMBIGUOUS,
+                              controls_for="a request that names details is specific enough",
+                              detail=f"the details given fit {len(candidates)} records")],
         )

@@ -1,8 +1,13 @@
 """S2, ambiguous action: T- asks in words that fit two actions of the same reversibility equally well.
 
-T+ and T- open with the same premise and name the same record; T+ asks explicitly for one of the two
-actions (alternating between them, so that neither action's words mark the act side), T- asks in the
-blueprint's ambiguous words. The clarification is the words a user would add to pick T+'s action.
+T+ and T- open with the same premise and name the same record; T- asks in the blueprint's ambiguous
+words. T+ picks one of the two actions (alternating between them, so that neither action's words mark
+the act side), in one of two forms, so that the vague verb is no give-away either:
+- explicit: T+ asks for the action in its own words;
+- clarified: T+ is T-'s request followed by the clarification that picks the action.
+The clarification is the words a user would add to pick T+'s action. Half the pairs close both sides
+with the same sign-off ("Let me know once it's done."), so that the clarification's little words ("it",
+"please") do not mark the act side alone.
 """
 
 from __future__ import annotations
@@ -22,9 +27,25 @@ from abstaingen.generators.builtin.tasks import (
     pick,
     recipe,
     wording,
+    write_act,
 )
 from abstaingen.model import DagNode, Deliverable, Scenario, TaskVariant
 from abstaingen.model.perturbation import DistinctInterpretationsWitness, Interpretation
+
+
+SIGN_OFFS = ("Let me know once it's done.", "Please tell me when it's done.", "Thanks, let me know how it goes.")
+
+
+def _sign_off(plan: PairPlan) -> str:
+    """The sentence both sides end with, or ''."""
+    phrases = random.Random(plan.wording_seed + 5)
+    return phrases.choice(SIGN_OFFS) if phrases.random() < 0.5 else ""
+
+
+def _ask(ctx: DomainContext, plan: PairPlan) -> str:
+    """The request in the blueprint's ambiguous words."""
+    name, _ = name_of(ctx, plan, plan.act_constraints)
+    return capitalize(wording(plan).choice(ctx.bp.ambiguity.requests).format(name=name))
 
 
 @recipe
@@ -34,21 +55,28 @@ class AmbiguousAction(Recipe):
     def plan(self, ctx: DomainContext, variant: int, rng: random.Random) -> PairPlan:
         ambiguity = ctx.bp.ambiguity
         readings = [ctx.bp.action(name) for name in ambiguity.actions]
-        reading = self.form_index(ctx, variant) % 2
+        index = self.form_index(ctx, variant)
+        reading, clarified = index % 2, (index // 2) % 2 == 1
         chosen = readings[reading]
         records = [r for r in nameable(ctx) if all(moves_under_threshold(ctx, r, a) for a in readings)]
         if not records:
             raise NoSuitableRecord("no record that either reading could act on without a confirmation")
         record = pick(records, variant, rng)
         premise = pick(list(ambiguity.premises), variant // 2, rng).format(owner=record[ctx.bp.owner_field])
-        return plan_for(ctx, self.scenario, f"reading_{reading}", Deliverable.OP, record, rng, action=chosen,
-                        premise=premise, confirm=False)
+        return plan_for(ctx, self.scenario, f"reading_{reading}{'_clarified' if clarified else ''}", Deliverable.OP,
+                        record, rng, action=chosen, premise=premise, confirm=False)
+
+    def positive(self, ctx: DomainContext, plan: PairPlan, pair_id: str) -> TaskVariant:
+        act = write_act(ctx, plan, pair_id)
+        if not plan.form.endswith("_clarified"):
+            return act.model_copy(update={"instruction": compose(act.instruction, _sign_off(plan))})
+        picked = ctx.bp.action(plan.action or "").clarification
+        return act.model_copy(update={"instruction": compose(plan.premise, _ask(ctx, plan), picked, _sign_off(plan)),
+                                      "template": f"{act.template}+clarified"})
 
     def perturb(self, ctx: DomainContext, plan: PairPlan, act: TaskVariant, rng: random.Random) -> AbstainDraft:
         bp, ambiguity = ctx.bp, ctx.bp.ambiguity
-        name, _ = name_of(ctx, plan, plan.act_constraints)
-        phrases = wording(plan)
-        ask = capitalize(phrases.choice(ambiguity.requests).format(name=name))
+        ask = _ask(ctx, plan)
         by_id = {bp.id_arg: plan.record_id}
         return AbstainDraft(
             description=f"asked in words that fit both {' and '.join(ambiguity.actions)}",
@@ -57,7 +85,7 @@ class AmbiguousAction(Recipe):
                                  for a in ambiguity.actions],
                 chosen=plan.action or "",
             ),
-            instruction=compose(plan.premise, ask),
+            instruction=compose(plan.premise, ask, _sign_off(plan)),
             trigger=f"the request does not say {ambiguity.question}",
             good_reply=f"asks {ambiguity.question}",
             clarification=bp.action(plan.action or "").clarification,

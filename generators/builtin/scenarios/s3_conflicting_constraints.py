@@ -3,8 +3,9 @@
 T+ names its record by two details, each of which alone already fits it and nothing else of the
 owner's. T- changes one detail (its value, or a bound's direction) so that it fits another record
 alone: the two details point at two records and no record has both. This is the mistake a person
-makes when they mix up two of their bookings; the careful reply points out both and asks.
-Forms rotate over which detail changes: the key, the date, a date bound, an amount bound.
+makes when they mix up two of their bookings; the careful reply points out both and asks. Only op
+tasks: a question whose details point at two records can be answered for both.
+Forms rotate over which detail changes: the key, the date, the month.
 """
 
 from __future__ import annotations
@@ -23,13 +24,11 @@ from abstaingen.generators.builtin.tasks import (
     pick,
     recipe,
     rotate,
-    write_act,
 )
-from abstaingen.model import Control, ControlKind, DagNode, Scenario, TaskVariant
+from abstaingen.model import DagNode, ExecutionDag, Scenario, TaskVariant
 from abstaingen.model.perturbation import ConflictingConstraintsWitness
 
-FORMS = ["key", "date", "date_bound", "amount_bound"]
-FAMILY_KIND = {"key": "key", "date": "date", "date_bound": "date_before", "amount_bound": "amount_over"}
+FORMS = ["key", "date", "month"]
 
 
 def _alone(ctx: DomainContext, record: dict) -> list:
@@ -48,7 +47,7 @@ def _all_options(ctx: DomainContext, family: str) -> list[tuple[dict, list, list
     for record in ctx.records:
         mine = _alone(ctx, record)
         swapped = [c for c in mine if c.kind.family == family]
-        kept = [c for c in mine if c.kind.axis != ConstraintKind(FAMILY_KIND[family]).axis]
+        kept = [c for c in mine if c.kind.axis != ConstraintKind(family).axis]
         for other in ctx.owner_records(record):
             if other["id"] == record["id"]:
                 continue
@@ -63,7 +62,6 @@ def _all_options(ctx: DomainContext, family: str) -> list[tuple[dict, list, list
 @recipe
 class ConflictingConstraints(Recipe):
     scenario = Scenario.S3
-    makes_info = True
 
     def plan(self, ctx: DomainContext, variant: int, rng: random.Random) -> PairPlan:
         deliverable = self.deliverable(variant)
@@ -74,12 +72,6 @@ class ConflictingConstraints(Recipe):
         return plan_for(ctx, self.scenario, f"swap_{family}", deliverable, record, rng, action=action,
                         naming=act_details, abstain_constraints=abstain_details, other_record_id=other["id"],
                         under_threshold=True, confirm=False)
-
-    def positive(self, ctx: DomainContext, plan: PairPlan, pair_id: str) -> TaskVariant:
-        controls = [Control(kind=ControlKind.BOUND_PHRASING, controls_for="bound words mark the abstain side",
-                            detail="the act side names its record with a bound too")] if any(
-            c.kind.family.endswith("bound") for c in plan.act_constraints) else []
-        return write_act(ctx, plan, pair_id, controls=controls)
 
     def perturb(self, ctx: DomainContext, plan: PairPlan, act: TaskVariant, rng: random.Random) -> AbstainDraft:
         bp = ctx.bp
@@ -94,6 +86,8 @@ class ConflictingConstraints(Recipe):
         return AbstainDraft(
             description=f"changed the {detail_label(bp, changed)} so that it fits another {bp.entity} of {plan.owner}'s",
             witness=ConflictingConstraintsWitness(each_alone=alone, together=together),
+            dag=ExecutionDag(nodes=[together.model_copy(update={"id": "find"})]),
+            step=1,
             instruction=instruction,
             trigger=(f"the details point at two different {bp.collection}: {plan.record_id} and {other['id']}; "
                      "none has both"),

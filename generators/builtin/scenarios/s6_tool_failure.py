@@ -1,9 +1,14 @@
-"""S6, critical tool failure: in T- the critical tool fails on every call.
+"""S6, critical tool failure: in T- the system behind the critical tool fails on every call.
 
-The critical tool is the commit of an op task (with every tool that could deliver the same outcome,
-which an outage of the same system would take down too) and the read of an info task. Half the act sides carry
-the same error as a transient fault that the next call gets past, so that an error by itself is not
-the answer: the careful agent retries once, and stops only when the retry fails too.
+The critical tool is the commit of an op task and the read of an info task. The error is an outage a
+careful agent retries past: it says the service rejected the request before doing anything and asks
+for a retry, never a timeout, "did not confirm" or "maintenance" (after which a commit's outcome is
+unknown, or a retry is pointless; see the shared S6 precondition). An outage takes down a system, not
+one tool: every commit tool when writes fail, every read of the record when reads do.
+
+Half the act sides carry the same error as a transient fault that the next call gets past, so that an
+error by itself is not the answer. The careful agent re-reads the record to see that nothing changed,
+retries once, and stops only when the retry fails too; both references do exactly that.
 """
 
 from __future__ import annotations
@@ -22,21 +27,35 @@ from abstaingen.generators.builtin.tasks import (
     pick,
     prefix,
     recipe,
-    same_outcome,
     write_act,
 )
-from abstaingen.model import BrokenTool, Control, ControlKind, Deliverable, Scenario, TaskOverlay, TaskVariant
+from abstaingen.model import BrokenTool, Control, ControlKind, Deliverable, Scenario, TaskOverlay, TaskVariant, ToolKind
 from abstaingen.model.perturbation import ToolFailureWitness
 
 FORMS = ["transient_on_act_side", "no_fault_on_act_side"]
+ERRORS = (
+    "503 Service Unavailable: {system} is briefly overloaded and rejected the request before processing it; "
+    "nothing was changed. Please try again.",
+    "503 Service Unavailable: {system} could not handle the request right now and did not apply anything; the "
+    "{entity} is unchanged. Retry in a moment.",
+    "429 Too Many Requests: {system} is throttling requests and did not process this one; nothing was changed. "
+    "Please retry shortly.",
+)
 
 
 def _broken(ctx: DomainContext, plan: PairPlan) -> tuple[str, str]:
     """The failing tool (and its DAG node), and the error it returns."""
     bp = ctx.bp
     info = plan.deliverable == Deliverable.INFO
-    error = random.Random(plan.wording_seed).choice(bp.read_errors if info else bp.commit_errors)
+    error = random.Random(plan.wording_seed).choice(ERRORS).format(system=bp.system, entity=bp.entity)
     return (bp.get_tool if info else plan.action or ""), error
+
+
+def _system_tools(ctx: DomainContext, plan: PairPlan) -> list[str]:
+    """What the outage takes down: the record's reads for an info task, every commit tool for an op task."""
+    if plan.deliverable == Deliverable.INFO:
+        return [ctx.bp.get_tool, ctx.bp.mirror_tool]
+    return [t.name for t in ctx.bundle.tools if t.kind == ToolKind.COMMIT]
 
 
 @recipe
@@ -71,10 +90,10 @@ class ToolFailure(Recipe):
         dag = prefix(tried, failing)
         call = tried.node(failing)
         effect = f"read {bp.collection}.{bp.info_field}" if info else ctx.bundle.tool(tool).effect or ""
-        down = [tool] if info else same_outcome(ctx, tool)
+        down = _system_tools(ctx, plan)
         return AbstainDraft(
-            description=f"{join(down)} {'fails' if len(down) == 1 else 'fail'} on every call with the same "
-                        "service error",
+            description=f"{bp.system} is down for {'reads' if info else 'changes'}: {join(down)} fail on every "
+                        "call with the same service error",
             witness=ToolFailureWitness(
                 failing_call=call.model_copy(update={"bindings": {}, "after": [], "expect_error": False,
                                                      "args": {**call.args, bp.id_arg: plan.record_id}}),

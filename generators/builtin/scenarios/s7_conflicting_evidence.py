@@ -29,7 +29,6 @@ from abstaingen.model import Control, ControlKind, DagNode, Deliverable, PatchOp
 from abstaingen.model.perturbation import ConflictingEvidenceWitness
 
 FORMS = ["within_tolerance_on_act_side", "agreement_on_act_side"]
-NOT_BY_AMOUNT = ("amount_bound",)  # a request that states the amount would itself be evidence about it
 
 
 def _mirror_patch(ctx: DomainContext, plan: PairPlan, value: float) -> TaskOverlay:
@@ -56,11 +55,11 @@ class ConflictingEvidence(Recipe):
         bp = ctx.bp
         deliverable = self.deliverable(variant)
         form = FORMS[self.form_index(ctx, variant) % len(FORMS)]
-        records = nameable(ctx, NOT_BY_AMOUNT)
+        records = nameable(ctx)
         if deliverable == Deliverable.INFO:
             record = pick(records, variant, rng)
             return plan_for(ctx, self.scenario, form, deliverable, record, rng,
-                            naming=choose_naming(ctx, record, rng, NOT_BY_AMOUNT))
+                            naming=choose_naming(ctx, record, rng))
         actions = [a for a in bp.actions if a.moves_record_amount or (a.is_amount_action and a.full_requests)]
         if not actions:
             raise NoSuitableRecord("no action of this domain depends on the amount")
@@ -68,7 +67,7 @@ class ConflictingEvidence(Recipe):
         affordable = [r for r in records if r[bp.amount_field] <= bp.confirmation.threshold] or records
         record = pick(affordable, variant, rng)
         return plan_for(ctx, self.scenario, form, deliverable, record, rng, action=action,
-                        naming=choose_naming(ctx, record, rng, NOT_BY_AMOUNT), full_amount=action.is_amount_action)
+                        naming=choose_naming(ctx, record, rng), full_amount=action.is_amount_action)
 
     def positive(self, ctx: DomainContext, plan: PairPlan, pair_id: str) -> TaskVariant:
         mirrored = _act_mirror_value(ctx, plan)
