@@ -259,6 +259,9 @@ def assemble(kept: list[TaskPair], bundles: list[EnvironmentBundle], rejected: l
                 if (m.paired < 1.0 if m.agent == "oracle" else m.paired > 0.0)]
     problems += [f"{score.scenario} instructions leak the label (accuracy {score.accuracy:.0%})"
                  for score in leakage if score.scenario in RUNTIME_SCENARIOS and not score.at_chance]
+    problems += [f"{score.scenario} instructions leak the label to a bag-of-words classifier (accuracy "
+                 f"{score.accuracy:.0%}, limit {score.limit:.0%})"
+                 for score in leakage if score.gated and score.accuracy > score.limit]
     problems += [f"{s.scenario} has a one-feature shortcut: {_shortcut(s)}" for s in shortcuts if not s.passed]
     gone, warnings = infrastructure_losses(kept, rejected or [])
     if gone and not allow_infrastructure_loss:

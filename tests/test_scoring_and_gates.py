@@ -9,6 +9,7 @@ import anyio
 import pytest
 from builtin_fixtures import builtin_bundle, builtin_pair
 
+from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import Deliverable, Scenario, StateAssertion, TaskPair, TaskVariant, ToolCallRecord, Trace
 from abstaingen.model.score import Outcome, PairScore, SideScore
 from abstaingen.pipelines.pairs import assemble
@@ -20,6 +21,7 @@ from abstaingen.store import write_bundle
 from abstaingen.validators.baselines import gate_checks, run_baselines
 from abstaingen.validators.dedup import remove_near_duplicates
 from abstaingen.validators.leakage import leakage_report
+from abstaingen.validators.shortcuts import MIN_PAIRS
 
 pytestmark = pytest.mark.component
 
@@ -98,7 +100,7 @@ def run_in_sandbox(pairs: list[TaskPair], tmp: Path | None = None):
 
 
 def test_gates_pass_generated_pairs_and_catch_wrong_labels(tmp_path: Path) -> None:
-    info = builtin_pair(Scenario.S3, variant=1)
+    info = builtin_pair(Scenario.S5, variant=1)
     assert info.act.deliverable == "info"
     wrong_answer = info.model_copy(update={"act": info.act.model_copy(update={"expected_answer": ["99Z"]})})
     op = builtin_pair(Scenario.S3)
@@ -149,6 +151,23 @@ def test_release_is_refused_when_a_gate_or_the_leakage_check_fails() -> None:
     leaky = [p.model_copy(update={"abstain": p.abstain.model_copy(update={"instruction": p.abstain.instruction + " Careful!"})})
              if p.scenario == "S7" else p for p in validated]
     assert "S7 instructions leak the label" in assemble(leaky, bundles).refusal
+
+
+def test_many_words_together_that_tell_the_sides_apart_refuse_a_release() -> None:
+    """No single word gives it away (each tell word is on a third of one side), the bag of words does."""
+    pairs = [builtin_pair(Scenario.S2, v, d) for d in DOMAINS for v in range(2)]
+    assert len(pairs) >= MIN_PAIRS
+    [honest] = leakage_report(pairs)
+    assert honest.gated and honest.accuracy <= honest.limit == 0.70
+    tells = (("Thanks.", "Quickly."), ("Cheers.", "Urgent."), ("Best.", "Today."))  # (act side's, abstain side's)
+    told = [p.model_copy(update={
+        "act": p.act.model_copy(update={"instruction": f"{p.act.instruction} {tells[i % 3][0]}"}),
+        "abstain": p.abstain.model_copy(update={"instruction": f"{p.abstain.instruction} {tells[i % 3][1]}"})})
+        for i, p in enumerate(pairs)]
+    [leaky] = leakage_report(told)
+    assert leaky.gated and leaky.accuracy > leaky.limit
+    [few] = leakage_report(told[: MIN_PAIRS - 1])
+    assert not few.gated
 
 
 def _score(pair_id: str, scenario: str, act: bool | None, abstain: bool | None) -> PairScore:

@@ -60,3 +60,24 @@ def test_best_rule_is_balanced_accuracy_in_the_better_direction() -> None:
     abstain = [instruction_features("cancel it")] * 2 + [instruction_features("cancel it now")] * 2
     feature, accuracy = best_rule(act, abstain)
     assert feature == "now" and accuracy == 0.75  # 'now' absent predicts abstain: recall 1.0 on act, 0.5 on abstain
+
+
+def test_a_template_sentence_on_one_side_is_one_feature_whatever_its_names() -> None:
+    """'I've verified Rosa Jimenez's identity.' on abstain sides only, with a different name each time."""
+    told = [p.model_copy(update={"abstain": p.abstain.model_copy(update={
+        "instruction": f"{p.abstain.instruction} I've verified {p.scope.get(next(iter(p.scope)), 'X')}'s identity."})})
+        if p.scenario == "S5" else p for p in PAIRS]
+    score = scores(told)["S5"]
+    assert not score.passed and score.instruction_accuracy == 1.0
+    assert score.instruction_feature.startswith(("sentence 'i've verified _", "identity", "verified"))
+    assert "sentence 'i've verified _ identity.'" in instruction_features("Fine. I've verified Ana Lima's identity.")
+
+
+def test_a_side_that_is_always_shorter_is_a_shortcut() -> None:
+    def padding(i: int) -> str:  # words no other pair shares, so that only the length tells
+        return " ".join("".join(chr(97 + (i * 40 + k) // 26 ** j % 26) for j in range(4)) for k in range(40))
+
+    padded = [p.model_copy(update={"act": p.act.model_copy(update={"instruction": f"{p.act.instruction} {padding(i)}"})})
+              if p.scenario == "S5" else p for i, p in enumerate(PAIRS)]
+    score = scores(padded)["S5"]
+    assert not score.passed and score.instruction_feature.startswith("instruction words >")

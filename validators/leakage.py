@@ -1,7 +1,9 @@
 """Leakage report: can a bag-of-words classifier tell act from abstain instructions, per scenario?
 
-If it can, an agent could learn the label from wording alone. Runtime scenarios keep the
-instruction identical by design, so there the classifier must sit at chance. The classifier is a
+If it can, an agent could learn the label from wording alone, from many words together even where no
+single one gives it away (the shortcut gate's job). Runtime scenarios keep the instruction identical by
+design, so there the classifier must sit at chance; in every scenario with at least MIN_PAIRS pairs it
+must stay at or below LIMIT. The classifier is a
 multinomial naive Bayes, cross-validated with both sides of a pair always in the same fold (a pair's
 act and abstain texts share most words, so splitting them would flatter the classifier).
 """
@@ -15,8 +17,10 @@ from collections.abc import Sequence
 
 from abstaingen.model import TaskPair
 from abstaingen.model.score import LeakageScore
+from abstaingen.validators.shortcuts import MIN_PAIRS
 
 FOLDS = 5
+LIMIT = 0.70
 
 
 def _words(text: str) -> list[str]:
@@ -69,5 +73,6 @@ def leakage_report(pairs: Sequence[TaskPair]) -> list[LeakageScore]:
         accuracy = cross_validated_accuracy(group)
         standard_error = math.sqrt(0.25 / (2 * len(group)))
         report.append(LeakageScore(scenario=scenario, pairs=len(group), accuracy=round(accuracy, 4),
-                                   at_chance=abs(accuracy - 0.5) <= 2 * standard_error))
+                                   at_chance=abs(accuracy - 0.5) <= 2 * standard_error, limit=LIMIT,
+                                   gated=len(group) >= MIN_PAIRS))
     return report

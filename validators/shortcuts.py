@@ -5,7 +5,10 @@ the sides, an agent can score on the scenario without understanding anything ("o
 abstain; a non-empty note means abstain). For each scenario this finds the best one-feature rule and
 its balanced accuracy (the mean of its recall on act and on abstain sides, in its better direction):
 
-- instruction: every word, and every pair of words that occur together;
+- instruction: every word, every pair of words that occur together, every sentence as a template
+  (its words with names, numbers and identifiers masked, so "I've verified Rosa Jimenez's identity."
+  and "I've verified Ana Lima's identity." are one feature), and thresholds on its length in words and
+  sentences (a side that is always shorter is a shortcut too);
 - target record (the environment's initial state with the side's overlay applied): every field's
   emptiness, every exact value, every word of a text field, and every threshold on a number field.
 
@@ -31,7 +34,28 @@ MIN_PAIRS = 20
 
 def instruction_features(text: str) -> set[str]:
     words = sorted(set(re.findall(r"[a-z]+", text.lower())))
-    return {*words, *(f"{a} + {b}" for a, b in combinations(words, 2))}
+    return {*words, *(f"{a} + {b}" for a, b in combinations(words, 2)),
+            *(f"sentence '{template}'" for template in sentence_templates(text))}
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
+
+
+def sentence_templates(text: str) -> list[str]:
+    """Each sentence with what varies from pair to pair masked: a word with a digit or a capital (after the
+    first) is a name, an identifier, a date or a month, and becomes '_'."""
+    templates = []
+    for sentence in sentences(text):
+        words = sentence.split()
+        masked = [w if i == 0 or not re.search(r"[0-9A-Z$€£]", w) else "_" for i, w in enumerate(words)]
+        templates.append(re.sub(r"_( _)+", "_", " ".join(masked)).lower())
+    return templates
+
+
+def instruction_length(text: str) -> dict[str, int]:
+    """The numbers a length rule splits on."""
+    return {"instruction words": len(text.split()), "instruction sentences": len(sentences(text))}
 
 
 def _filled(value: JsonValue) -> bool:
@@ -100,6 +124,10 @@ def shortcut_report(pairs: Sequence[TaskPair], bundles: Sequence[EnvironmentBund
         group = [p for p in pairs if p.scenario == scenario]
         word, word_score = best_rule([instruction_features(p.act.instruction) for p in group],
                                      [instruction_features(p.abstain.instruction) for p in group])
+        length, length_score = best_split([instruction_length(p.act.instruction) for p in group],
+                                          [instruction_length(p.abstain.instruction) for p in group])
+        if length_score > word_score:
+            word, word_score = length, length_score
         act = [target_record(p, p.act, by_env) or {} for p in group]
         abstain = [target_record(p, p.abstain, by_env) or {} for p in group]
         field, field_score = best_rule([record_features(r) for r in act], [record_features(r) for r in abstain])

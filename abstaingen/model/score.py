@@ -90,6 +90,8 @@ class LeakageScore(Model):
     accuracy: float  # cross-validated, over 2 * pairs instructions
     chance: float = 0.5
     at_chance: bool  # accuracy within two standard errors of chance
+    limit: float = Field(default=0.7, description="the most accuracy a scenario with enough pairs may show")
+    gated: bool = Field(default=False, description="the scenario has enough pairs for the limit to apply")
 
 
 class ShortcutScore(Model):
@@ -101,7 +103,8 @@ class ShortcutScore(Model):
 
     scenario: str
     pairs: int
-    instruction_feature: str = Field(description="the instruction word or word pair that separates best")
+    instruction_feature: str = Field(description="the instruction word, word pair, sentence template or length rule "
+                                                 "that separates best")
     instruction_accuracy: float
     record_feature: str = Field(description="the target-record feature (field value, word, emptiness, split) that separates best")
     record_accuracy: float
