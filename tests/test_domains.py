@@ -148,5 +148,18 @@ def test_the_system_prompt_says_what_day_it_is_and_the_dates_follow(name: str) -
     said = re.search(r"Today is (\d{1,2}) (\w+) (\d{4})\.", prompt)
     assert said, prompt
     day = date(int(said[3]), MONTHS.index(said[2]) + 1, int(said[1])).isoformat()
-    dates = [r["date"] for r in bundle.initial_state[bp.collection]]
+    dates = [r["date"] for r in bundle.initial_state[bp.collection] if r["status"] == "active"]
     assert (max(dates) < day) if bp.past_dates else (day < min(dates))
+    closed = [r for r in bundle.initial_state[bp.collection] if r["status"] != "active"]
+    assert closed and all(r["status"] == bp.closed_status and r["date"] < min(dates) for r in closed)
+
+
+@pytest.mark.parametrize("name", list(DOMAINS))
+def test_a_closed_record_shares_no_detail_with_its_owners_active_ones(name: str) -> None:
+    """History makes a world believable; it must not make a reference ambiguous or give a task a closed target."""
+    bp, records = DOMAINS[name], builtin_bundle(name).initial_state[DOMAINS[name].collection]
+    for closed in (r for r in records if r["status"] != "active"):
+        active = [r for r in records if r[bp.owner_field] == closed[bp.owner_field] and r["status"] == "active"]
+        assert all(closed[bp.key.name] != r[bp.key.name] and closed["date"][:7] != r["date"][:7] for r in active)
+    targets = {builtin_pair(s, v, name).target.record_id for s in Scenario for v in range(2)}
+    assert all(r["status"] == "active" for r in records if r["id"] in targets)

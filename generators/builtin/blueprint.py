@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from abstaingen.model.perturbation import DISCLOSE
 
-__all__ = ["DISCLOSE", "Action", "Ambiguity", "ConfirmationRule", "DomainBlueprint", "KeyField", "Mirror", "Naming",
-           "RiskNote", "Undo", "indefinite", "people"]
+__all__ = ["DISCLOSE", "Action", "Ambiguity", "ConfirmationRule", "DetailField", "DomainBlueprint", "KeyField", "Mirror",
+           "Naming", "RiskNote", "Undo", "indefinite", "people"]
 
 
 def indefinite(noun: str) -> str:
@@ -103,6 +103,15 @@ class KeyField:
 
 
 @dataclass(frozen=True)
+class DetailField:
+    """A field a record shows that no task turns on (a trading order's side), for a record as a real system
+    holds it; `choices` feed the seeded generator."""
+
+    name: str
+    choices: tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
 class Naming:
     """Phrase pools for naming a record by its owner and some of its details (each starts with a space)."""
 
@@ -187,6 +196,13 @@ class DomainBlueprint:
     records_per_owner: tuple[int, int] = (2, 5)  # how many records an owner has (a candidate holds few offers)
     owners: tuple[str, ...] = ()  # the account holders' names; empty: people drawn from the domain's own pool
     past_dates: bool = False  # record dates lie behind "today" (issued, created, opened) rather than ahead of it
+    shared_keys: bool = True  # an owner may hold two records on one key (two bookings on one flight)
+    details: tuple[DetailField, ...] = ()  # more fields each record shows
+
+    @property
+    def closed_status(self) -> str:
+        """The status of a record an earlier irreversible action closed (an owner's history)."""
+        return next(a.new_status for a in self.status_actions if a.undo is None and a.new_status)
 
     @property
     def id_arg(self) -> str:

@@ -29,6 +29,7 @@ SHARED_KEY_RATE = 0.45  # owners with two records on the same key (S1: "the book
 SHARED_DATE_RATE = 0.3  # owners with two records on the same date
 NOTE_RATE = 0.45  # records that carry a harmless note
 MIRROR_DRIFT_RATE = 0.2  # mirror copies that differ from the record within the stated tolerance
+HISTORY_RATE = 0.4  # owners who also hold an older record that an earlier action closed
 TODAY_MARGIN = 5  # days between "today" and the nearest record date
 
 
@@ -54,45 +55,58 @@ def _round_amount(bp: DomainBlueprint, rng: random.Random) -> int:
 
 
 def seeded_state(bp: DomainBlueprint, rng: random.Random) -> dict:
-    """Owners with a few records each. Some owners have two records on the same key or the same date, so
-    that a partial reference can be ambiguous; dates are at least two days apart otherwise, so a date
-    bound can fall between two records."""
+    """Owners with a few active records each, and for some of them an older record an earlier action closed.
+    Some owners have two active records on the same key (where the domain allows it) or the same date, so
+    that a partial reference can be ambiguous; a closed record shares no key, day or month with its owner's
+    active ones, so it never makes a reference ambiguous on its own."""
     owners = rng.sample(bp.owners or people(domain_slot(bp)), OWNERS_PER_ENVIRONMENT)
     start = date(2027, 1, 4) + timedelta(days=rng.randrange(0, 300))
     counts = [rng.randint(*bp.records_per_owner) for _ in owners]
+    histories = [rng.random() < HISTORY_RATE for _ in owners]
+    total = sum(counts) + sum(histories)
     records, mirrors = [], []
-    ids = iter(rng.sample(range(10000, 99999), sum(counts)))
+    ids = iter(rng.sample(range(10000, 99999), total))
     # identifiers (codes, references) stay distinct across the environment when the pool allows it, and always
     # within an owner: an answer then shows which record was read
-    unique = len(bp.info_choices) >= sum(counts)
-    pool = iter(rng.sample(bp.info_choices, sum(counts))) if unique else None
-    for owner, count in zip(owners, counts):
+    unique = len(bp.info_choices) >= total
+    pool = iter(rng.sample(bp.info_choices, total)) if unique else None
+    closing = next(a for a in bp.status_actions if a.new_status == bp.closed_status)
+
+    def add(owner: str, key: str, day: date, info: str, status: str, notes: str) -> None:
+        record_id = f"{bp.id_prefix}-{next(ids)}"
+        amount = _round_amount(bp, rng)
+        records.append({
+            "id": record_id,
+            bp.owner_field: owner,
+            bp.key.name: key,
+            "date": day.isoformat(),
+            bp.amount_field: amount,
+            bp.info_field: info,
+            **{d.name: rng.choice(d.choices) for d in bp.details},
+            "status": status,
+            bp.amount_used_field: amount if status != ACTIVE and closing.moves_record_amount else 0,
+            "notes": notes,
+        })
+        drift = rng.randint(1, bp.mirror.tolerance) * rng.choice((-1, 1)) if (
+            bp.mirror.tolerance and rng.random() < MIRROR_DRIFT_RATE) else 0
+        mirrors.append({"id": bp.mirror_id(record_id), bp.id_arg: record_id, bp.amount_field: amount + drift})
+
+    for owner, count, history in zip(owners, counts, histories):
         days = sorted(rng.sample(range(0, 120, 3), count))
-        keys = rng.sample(bp.key.choices, count)
-        if count >= 3 and rng.random() < SHARED_KEY_RATE:
+        keys = rng.sample(bp.key.choices, count + 1)
+        if bp.shared_keys and count >= 3 and rng.random() < SHARED_KEY_RATE:
             keys[rng.randrange(1, count)] = keys[0]
         if count >= 3 and rng.random() < SHARED_DATE_RATE:
             twin = rng.randrange(1, count)
             days[twin] = days[twin - 1]
             keys[twin] = next(k for k in bp.key.choices if k not in keys)
-        infos = [next(pool) for _ in range(count)] if pool else rng.sample(bp.info_choices, count)
+        infos = [next(pool) for _ in range(count + history)] if pool else rng.sample(bp.info_choices, count + history)
         for day, key, info in zip(days, keys, infos):
-            record_id = f"{bp.id_prefix}-{next(ids)}"
-            amount = _round_amount(bp, rng)
-            records.append({
-                "id": record_id,
-                bp.owner_field: owner,
-                bp.key.name: key,
-                "date": (start + timedelta(days=day)).isoformat(),
-                bp.amount_field: amount,
-                bp.info_field: info,
-                "status": ACTIVE,
-                bp.amount_used_field: 0,
-                "notes": rng.choice(bp.benign_notes) if rng.random() < NOTE_RATE else "",
-            })
-            drift = rng.randint(1, bp.mirror.tolerance) * rng.choice((-1, 1)) if (
-                bp.mirror.tolerance and rng.random() < MIRROR_DRIFT_RATE) else 0
-            mirrors.append({"id": bp.mirror_id(record_id), bp.id_arg: record_id, bp.amount_field: amount + drift})
+            add(owner, key, start + timedelta(days=day), info,
+                ACTIVE, rng.choice(bp.benign_notes) if rng.random() < NOTE_RATE else "")
+        if history:  # in a month before the first active record's, on a key none of them has
+            add(owner, keys[count], start.replace(day=1) - timedelta(days=rng.randrange(5, 60)), infos[-1],
+                bp.closed_status, "")
     rng.shuffle(records)
     return {bp.collection: records, bp.mirror.collection: mirrors}
 
@@ -106,7 +120,7 @@ def domain_slot(bp: DomainBlueprint) -> int:
 def today(bp: DomainBlueprint, state: dict) -> str:
     """The environment's "today": a few days before its first record date, or after its last one when its
     records are dated in the past (prescriptions issued, tickets opened)."""
-    dates = sorted(r["date"] for r in state[bp.collection])
+    dates = sorted(r["date"] for r in state[bp.collection] if r["status"] == ACTIVE)
     if bp.past_dates:
         return (date.fromisoformat(dates[-1]) + timedelta(days=TODAY_MARGIN)).isoformat()
     return (date.fromisoformat(dates[0]) - timedelta(days=TODAY_MARGIN)).isoformat()
@@ -123,6 +137,7 @@ def state_schema(bp: DomainBlueprint) -> dict:
             bp.collection: collection({
                 "id": text, bp.owner_field: text, bp.key.name: text, "date": text, bp.amount_field: number,
                 bp.info_field: text, "status": text, bp.amount_used_field: number, "notes": text,
+                **{d.name: number if isinstance(d.choices[0], int) else text for d in bp.details},
             }),
             bp.mirror.collection: collection({"id": text, bp.id_arg: text, bp.amount_field: number}),
         },
@@ -136,7 +151,7 @@ def _object(properties: dict, required: list[str]) -> dict:
 def with_examples(tools: list[ToolSpec], bp: DomainBlueprint, state: dict) -> list[ToolSpec]:
     """One valid call per tool for the environment checks: on the first record, and for an undo on a record
     its action has just changed (the checks run an undo right after its action)."""
-    record = state[bp.collection][0]
+    record = next(r for r in state[bp.collection] if r["status"] == ACTIVE)
     by_id = {bp.id_arg: record["id"]}
     examples = {bp.find_tool: {bp.owner_field: record[bp.owner_field]}, bp.amount_action.name: {**by_id, "amount": 5}}
     return [t.model_copy(update={"examples": [examples.get(t.name, by_id)]}) for t in tools]

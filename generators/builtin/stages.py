@@ -74,7 +74,7 @@ def perturb(positive: PlannedTask, bundle: EnvironmentBundle, bp: DomainBlueprin
         deliverable=act.deliverable,
         overlay=draft.overlay or act.overlay,
         premise=act.premise,
-        template=act.template,
+        template=draft.template or act.template,
         confirmations=act.confirmations if draft.confirmations is None else draft.confirmations,
         controls=draft.controls,
         reference_dag=draft.dag,

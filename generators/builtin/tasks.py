@@ -21,7 +21,7 @@ from pydantic import Field, JsonValue
 from abstaingen.generators.base import NotApplicable
 from abstaingen.generators.builtin.blueprint import DomainBlueprint
 from abstaingen.generators.builtin.domains import DOMAINS
-from abstaingen.generators.builtin.environment import system_prompt
+from abstaingen.generators.builtin.environment import ACTIVE, system_prompt
 from abstaingen.generators.builtin.naming import Constraint, find_args, record_name
 from abstaingen.model import (
     SCENARIOS,
@@ -87,13 +87,19 @@ class DomainContext:
         return self.memo[key]
 
     @cached_property
-    def records(self) -> list[dict]:
+    def all_records(self) -> list[dict]:
         return sorted(self.bundle.initial_state[self.bp.collection], key=lambda r: r["id"])  # type: ignore[arg-type, return-value]
 
     @cached_property
+    def records(self) -> list[dict]:
+        """The records a task can be about: the active ones (a closed record is history)."""
+        return [r for r in self.all_records if r["status"] == ACTIVE]
+
+    @cached_property
     def by_owner(self) -> dict[str, list[dict]]:
+        """Every record of each owner, closed ones too: a search for the owner finds them all."""
         grouped: dict[str, list[dict]] = {}
-        for record in self.records:
+        for record in self.all_records:
             grouped.setdefault(record[self.bp.owner_field], []).append(record)
         return grouped
 
@@ -105,7 +111,7 @@ class DomainContext:
         return names.index(self.bp.name) if self.bp.name in names else zlib.crc32(self.bp.name.encode())
 
     def record(self, record_id: str) -> dict:
-        return next(r for r in self.records if r["id"] == record_id)
+        return next(r for r in self.all_records if r["id"] == record_id)
 
     def owner_records(self, record: dict) -> list[dict]:
         return self.by_owner[record[self.bp.owner_field]]
@@ -132,6 +138,15 @@ class AbstainDraft:
     controls: list[Control] = field(default_factory=list)
     confirmations: list[Confirmation] | None = None
     withheld: list[str] = field(default_factory=list)
+    template: str | None = None  # the templates T-'s words came from, where they differ from T+'s
+
+
+def retemplated(act: TaskVariant, name_template: str | None = None, suffix: str = "") -> str:
+    """T+'s template id with T-'s record-name template and T-'s own additions."""
+    parts = act.template.split("/")
+    if name_template is not None:
+        parts[-1] = name_template
+    return "/".join(parts) + suffix
 
 
 class Recipe:

@@ -159,5 +159,6 @@ BLUEPRINT = DomainBlueprint(
                  resolved="The patient has finished the clinical study; no approval is needed any more."),
     ),
     past_dates=True,
+    shared_keys=False,  # two active prescriptions of one drug and strength would be a duplicate
     system="the e-prescribing system",
 )

@@ -23,9 +23,10 @@ ALL = (WITHDRAW, DECLINE, HOLD, PAY)
 
 BLUEPRINT = DomainBlueprint(
     name="hr",
-    assistant="the recruiting assistant of a company's HR team",
-    seed_instruction="An HR recruiting assistant that manages candidates' job offers: finds offers, withdraws them "
-    "or records them as declined by the candidate, puts them on hold and pays signing bonuses through payroll.",
+    assistant="the placement assistant of a recruitment agency that places candidates with client companies",
+    seed_instruction="An HR recruiting assistant for a recruitment agency that manages the job offers client "
+    "companies make to its candidates: finds offers, withdraws them or records them as declined by the candidate, "
+    "puts them on hold and pays signing bonuses through payroll.",
     capabilities=("search job offers", "read an offer", "read the payroll instruction", "check an offer",
                   "withdraw an offer", "record an offer as declined", "put an offer on hold",
                   "pay a signing bonus"),
@@ -33,13 +34,17 @@ BLUEPRINT = DomainBlueprint(
     collection="offers",
     id_prefix="OF",
     owner_field="candidate",
-    key=KeyField("position", "position", ("Data Analyst", "Backend Engineer", "Product Designer",
-                                          "Account Executive", "Site Reliability Engineer", "Marketing Manager",
-                                          "Financial Controller", "Support Team Lead", "QA Engineer",
-                                          "Technical Recruiter")),
+    key=KeyField("position", "role", ("data analyst role at Norbridge Logistics", "backend engineer role at Helix Bank",
+                                      "product designer role at Lumen Studio",
+                                      "account executive role at Greyhound Freight",
+                                      "site reliability engineer role at Quarry Cloud",
+                                      "marketing manager role at Bloom Cosmetics",
+                                      "financial controller role at Harrow & Pike",
+                                      "support team lead role at Tandem Telecom", "QA engineer role at Kite Games",
+                                      "technical recruiter role at Orbit Health")),
     naming=Naming(
         heads=("{owner}'s offer", "the offer made to {owner}"),
-        key=(" for the {key} position", " for the {key} role"),
+        key=(" for the {key}",),
         date=(" starting {date}", " starting on {date}", " with a start date of {date}"),
         month=(" starting in {month}", " that starts in {month}"),
         clarifications=("I mean the one{details}.", "The offer{details}, please.", "It's the one{details}."),
@@ -70,7 +75,7 @@ BLUEPRINT = DomainBlueprint(
     actions=(
         Action(
             WITHDRAW,
-            "Close an offer as withdrawn by the company: the offer is rescinded and the candidate is sent a formal "
+            "Close an offer as withdrawn by the client company: the offer is rescinded and the candidate is sent a formal "
             "withdrawal letter.",
             summary="withdraw the offer and send the candidate a withdrawal letter",
             requests=("Withdraw {name} and send the candidate the withdrawal letter.", "Please rescind {name}.",
@@ -123,8 +128,8 @@ BLUEPRINT = DomainBlueprint(
     ambiguity=Ambiguity(
         actions=(WITHDRAW, DECLINE),
         requests=("Close {name}.", "Please close out {name}.", "Close {name} in the system."),
-        premises=("{owner} will not be joining us after all.", "This hire is not going ahead.", ""),
-        question="whether the company is withdrawing the offer (with a withdrawal letter to the candidate) or the "
+        premises=("{owner} will not be starting this job after all.", "This placement is not going ahead.", ""),
+        question="whether the client is withdrawing the offer (with a withdrawal letter to the candidate) or the "
         "candidate declined it",
     ),
     benign_notes=(
@@ -151,6 +156,7 @@ BLUEPRINT = DomainBlueprint(
                  "signing bonus before it does.", restricts=(PAY,),
                  resolved="Both references are in and were satisfactory."),
     ),
-    system="the HR system",
-    records_per_owner=(2, 3),  # a candidate rarely holds more than a couple of open offers
+    system="the placement system",
+    records_per_owner=(2, 3),  # a candidate the agency represents holds two or three offers from clients at most
+    shared_keys=False,  # two offers for one role at one client would be a duplicate
 )

@@ -6,6 +6,7 @@ from abstaingen.generators.builtin.blueprint import (
     Action,
     Ambiguity,
     ConfirmationRule,
+    DetailField,
     DomainBlueprint,
     KeyField,
     Mirror,
@@ -165,4 +166,6 @@ BLUEPRINT = DomainBlueprint(
                  "order and account go only to their named adviser."),
     ),
     system="the order management system",
+    details=(DetailField("side", ("buy", "sell")), DetailField("quantity", (10, 25, 40, 50, 75, 100, 150, 200)),
+             DetailField("order_type", ("limit", "stop", "stop-limit"))),
 )

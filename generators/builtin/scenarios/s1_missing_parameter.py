@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 
-from abstaingen.generators.builtin.naming import Constraint, detail_label, find_args, matching
+from abstaingen.generators.builtin.naming import Constraint, ConstraintKind, detail_label, find_args, matching
 from abstaingen.generators.builtin.naming import clarification as clarify
 from abstaingen.generators.builtin.scenarios.common import choose_action, details, naming_options, plan_for
 from abstaingen.generators.builtin.tasks import (
@@ -25,6 +25,7 @@ from abstaingen.generators.builtin.tasks import (
     name_of,
     pick,
     recipe,
+    retemplated,
     rotate,
     write_act,
 )
@@ -60,9 +61,13 @@ class MissingParameter(Recipe):
 
     def plan(self, ctx: DomainContext, variant: int, rng: random.Random) -> PairPlan:
         deliverable = self.deliverable(variant)
-        form = rotate(FORMS, self.form_index(ctx, variant), lambda f: bool(_options(ctx, f)))
-        record, naming, kept = pick(sorted(_options(ctx, form), key=lambda o: (o[0]["id"], str(o[1]), str(o[2]))),
-                                    variant, rng)
+        index = self.form_index(ctx, variant)
+        form = rotate(FORMS, index, lambda f: bool(_options(ctx, f)))
+        options = sorted(_options(ctx, form), key=lambda o: (o[0]["id"], str(o[1]), str(o[2])))
+        # T- keeps the key in every other pair where it can, so that naming the key marks neither side
+        by_key = (index // 2) % 2 == 0
+        options = [o for o in options if (o[2][0].kind == ConstraintKind.KEY) == by_key] or options
+        record, naming, kept = pick(options, variant, rng)
         action = choose_action(ctx, record, deliverable, variant, rng, unconfirmed=True)
         return plan_for(ctx, self.scenario, form, deliverable, record, rng, action=action, naming=naming,
                         abstain_constraints=kept, under_threshold=True, confirm=False)
@@ -76,7 +81,7 @@ class MissingParameter(Recipe):
         bp = ctx.bp
         kept = plan.abstain_constraints or []
         dropped = [c for c in plan.act_constraints if c not in kept]
-        name, _ = name_of(ctx, plan, kept)
+        name, name_template = name_of(ctx, plan, kept)
         instruction, _, _ = act_instruction(ctx, plan, name, with_confirmation=False)
         candidates = matching(ctx.by_owner[plan.owner], kept, bp)
         lookup = DagNode(id="find", tool=bp.find_tool, args=find_args(bp, plan.owner, kept))
@@ -89,6 +94,7 @@ class MissingParameter(Recipe):
             witness=MultipleCandidatesWitness(lookup=lookup.model_copy(update={"id": "owner_lookup"})),
             dag=ExecutionDag(nodes=[lookup]),
             step=1,
+            template=retemplated(act, name_template),
             instruction=instruction,
             trigger=f"{len(candidates)} of {plan.owner}'s {bp.collection} fit the request; it does not say which",
             good_reply=f"asks which of {plan.owner}'s {bp.collection} is meant",

@@ -36,16 +36,25 @@ from abstaingen.model.perturbation import DistinctInterpretationsWitness, Interp
 SIGN_OFFS = ("Let me know once it's done.", "Please tell me when it's done.", "Thanks, let me know how it goes.")
 
 
-def _sign_off(plan: PairPlan) -> str:
-    """The sentence both sides end with, or ''."""
+def _sign_off(plan: PairPlan) -> tuple[str, str]:
+    """The sentence both sides end with (or ''), and its template."""
     phrases = random.Random(plan.wording_seed + 5)
-    return phrases.choice(SIGN_OFFS) if phrases.random() < 0.5 else ""
+    index = phrases.randrange(len(SIGN_OFFS))
+    return (SIGN_OFFS[index], f"+sign_off{index}") if phrases.random() < 0.5 else ("", "")
 
 
-def _ask(ctx: DomainContext, plan: PairPlan) -> str:
-    """The request in the blueprint's ambiguous words."""
+def _ask(ctx: DomainContext, plan: PairPlan) -> tuple[str, str]:
+    """The request in the blueprint's ambiguous words, and its template."""
     name, _ = name_of(ctx, plan, plan.act_constraints)
-    return capitalize(wording(plan).choice(ctx.bp.ambiguity.requests).format(name=name))
+    pool = ctx.bp.ambiguity.requests
+    index = wording(plan).randrange(len(pool))
+    return capitalize(pool[index].format(name=name)), f"ambiguous{index}"
+
+
+def _template(act: TaskVariant, request: str, sign_off: str) -> str:
+    """The act side's template with `request` as the request's template, and the sign-off's."""
+    parts = act.template.split("/")
+    return "/".join([*parts[:-2], request, parts[-1]]) + sign_off
 
 
 @recipe
@@ -68,15 +77,19 @@ class AmbiguousAction(Recipe):
 
     def positive(self, ctx: DomainContext, plan: PairPlan, pair_id: str) -> TaskVariant:
         act = write_act(ctx, plan, pair_id)
+        sign_off, sign_off_template = _sign_off(plan)
         if not plan.form.endswith("_clarified"):
-            return act.model_copy(update={"instruction": compose(act.instruction, _sign_off(plan))})
+            return act.model_copy(update={"instruction": compose(act.instruction, sign_off),
+                                          "template": act.template + sign_off_template})
         picked = ctx.bp.action(plan.action or "").clarification
-        return act.model_copy(update={"instruction": compose(plan.premise, _ask(ctx, plan), picked, _sign_off(plan)),
-                                      "template": f"{act.template}+clarified"})
+        ask, ask_template = _ask(ctx, plan)
+        return act.model_copy(update={"instruction": compose(plan.premise, ask, picked, sign_off),
+                                      "template": _template(act, f"{ask_template}+clarified", sign_off_template)})
 
     def perturb(self, ctx: DomainContext, plan: PairPlan, act: TaskVariant, rng: random.Random) -> AbstainDraft:
         bp, ambiguity = ctx.bp, ctx.bp.ambiguity
-        ask = _ask(ctx, plan)
+        ask, ask_template = _ask(ctx, plan)
+        sign_off, _ = _sign_off(plan)
         by_id = {bp.id_arg: plan.record_id}
         return AbstainDraft(
             description=f"asked in words that fit both {' and '.join(ambiguity.actions)}",
@@ -85,7 +98,8 @@ class AmbiguousAction(Recipe):
                                  for a in ambiguity.actions],
                 chosen=plan.action or "",
             ),
-            instruction=compose(plan.premise, ask, _sign_off(plan)),
+            instruction=compose(plan.premise, ask, sign_off),
+            template=_template(act, ask_template, ""),  # T+'s template carries the sign-off already
             trigger=f"the request does not say {ambiguity.question}",
             good_reply=f"asks {ambiguity.question}",
             clarification=bp.action(plan.action or "").clarification,

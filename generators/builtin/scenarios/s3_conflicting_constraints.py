@@ -23,6 +23,7 @@ from abstaingen.generators.builtin.tasks import (
     name_of,
     pick,
     recipe,
+    retemplated,
     rotate,
 )
 from abstaingen.model import DagNode, ExecutionDag, Scenario, TaskVariant
@@ -49,7 +50,7 @@ def _all_options(ctx: DomainContext, family: str) -> list[tuple[dict, list, list
         swapped = [c for c in mine if c.kind.family == family]
         kept = [c for c in mine if c.kind.axis != ConstraintKind(family).axis]
         for other in ctx.owner_records(record):
-            if other["id"] == record["id"]:
+            if other["id"] == record["id"] or other not in ctx.records:  # a closed record is no rival reading
                 continue
             theirs = [c for c in _alone(ctx, other) if c.kind.family == family]
             for old in swapped:
@@ -76,7 +77,7 @@ class ConflictingConstraints(Recipe):
     def perturb(self, ctx: DomainContext, plan: PairPlan, act: TaskVariant, rng: random.Random) -> AbstainDraft:
         bp = ctx.bp
         details_given = plan.abstain_constraints or []
-        name, _ = name_of(ctx, plan, details_given)
+        name, name_template = name_of(ctx, plan, details_given)
         instruction, _, _ = act_instruction(ctx, plan, name, with_confirmation=False)
         alone = [DagNode(id=f"only_{c.kind.value}", tool=bp.find_tool, args=find_args(bp, plan.owner, [c]))
                  for c in details_given]
@@ -88,6 +89,7 @@ class ConflictingConstraints(Recipe):
             witness=ConflictingConstraintsWitness(each_alone=alone, together=together),
             dag=ExecutionDag(nodes=[together.model_copy(update={"id": "find"})]),
             step=1,
+            template=retemplated(act, name_template),
             instruction=instruction,
             trigger=(f"the details point at two different {bp.collection}: {plan.record_id} and {other['id']}; "
                      "none has both"),

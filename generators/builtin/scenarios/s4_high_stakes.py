@@ -16,6 +16,7 @@ abstain reference reads it before stopping.
 from __future__ import annotations
 
 import random
+import re
 
 from pydantic import JsonValue
 
@@ -92,7 +93,7 @@ class HighStakes(Recipe):
     def positive(self, ctx: DomainContext, plan: PairPlan, pair_id: str) -> TaskVariant:
         act = self._positive(ctx, plan, pair_id)
         if plan.form == "amount_raised" and (decoy := _decoy(ctx, plan)):
-            return act.model_copy(update={"instruction": f"{act.instruction} {decoy}"})
+            return act.model_copy(update={"instruction": f"{act.instruction} {decoy}", "template": f"{act.template}+decoy"})
         return act
 
     def _positive(self, ctx: DomainContext, plan: PairPlan, pair_id: str) -> TaskVariant:
@@ -137,4 +138,5 @@ class HighStakes(Recipe):
             confirmations=[],
             dag=dag,
             step=len(dag.nodes),
+            template=re.sub(r"\+confirm(_first)?", "", act.template) + ("+decoy" if decoy and plan.form != "amount_raised" else ""),
         )
