@@ -81,3 +81,10 @@ def test_a_side_that_is_always_shorter_is_a_shortcut() -> None:
               if p.scenario == "S5" else p for i, p in enumerate(PAIRS)]
     score = scores(padded)["S5"]
     assert not score.passed and score.instruction_feature.startswith("instruction words >")
+
+
+def test_a_template_that_only_one_side_records_is_a_shortcut() -> None:
+    marked = [p.model_copy(update={"abstain": p.abstain.model_copy(update={"template": p.abstain.template + "+decoy"})})
+              if p.scenario == "S5" else p for p in PAIRS]
+    score = scores(marked)["S5"]
+    assert not score.passed and score.instruction_feature == "template decoy"

@@ -8,7 +8,8 @@ its balanced accuracy (the mean of its recall on act and on abstain sides, in it
 - instruction: every word, every pair of words that occur together, every sentence as a template
   (its words with names, numbers and identifiers masked, so "I've verified Rosa Jimenez's identity."
   and "I've verified Ana Lima's identity." are one feature), and thresholds on its length in words and
-  sentences (a side that is always shorter is a shortcut too);
+  sentences (a side that is always shorter is a shortcut too), and every part of the template id the
+  side records (which templates produced its words: a request template, a decoy, a sign-off);
 - target record (the environment's initial state with the side's overlay applied): every field's
   emptiness, every exact value, every word of a text field, and every threshold on a number field.
 
@@ -36,6 +37,12 @@ def instruction_features(text: str) -> set[str]:
     words = sorted(set(re.findall(r"[a-z]+", text.lower())))
     return {*words, *(f"{a} + {b}" for a, b in combinations(words, 2)),
             *(f"sentence '{template}'" for template in sentence_templates(text))}
+
+
+def side_features(variant: TaskVariant) -> set[str]:
+    """The instruction's features and the parts of the side's template id."""
+    return instruction_features(variant.instruction) | {
+        f"template {part}" for part in re.split(r"[/+]", variant.template) if part}
 
 
 def sentences(text: str) -> list[str]:
@@ -122,8 +129,7 @@ def shortcut_report(pairs: Sequence[TaskPair], bundles: Sequence[EnvironmentBund
     report = []
     for scenario in sorted({p.scenario for p in pairs}):
         group = [p for p in pairs if p.scenario == scenario]
-        word, word_score = best_rule([instruction_features(p.act.instruction) for p in group],
-                                     [instruction_features(p.abstain.instruction) for p in group])
+        word, word_score = best_rule([side_features(p.act) for p in group], [side_features(p.abstain) for p in group])
         length, length_score = best_split([instruction_length(p.act.instruction) for p in group],
                                           [instruction_length(p.abstain.instruction) for p in group])
         if length_score > word_score:

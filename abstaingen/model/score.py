@@ -103,8 +103,8 @@ class ShortcutScore(Model):
 
     scenario: str
     pairs: int
-    instruction_feature: str = Field(description="the instruction word, word pair, sentence template or length rule "
-                                                 "that separates best")
+    instruction_feature: str = Field(description="the instruction word, word pair, sentence template, length rule or "
+                                                 "template-id part that separates best")
     instruction_accuracy: float
     record_feature: str = Field(description="the target-record feature (field value, word, emptiness, split) that separates best")
     record_accuracy: float
