@@ -5,7 +5,9 @@ words. T+ picks one of the two actions (alternating between them, so that neithe
 the act side), in one of two forms, so that the vague verb is no give-away either:
 - explicit: T+ asks for the action in its own words;
 - clarified: T+ is T-'s request followed by the clarification that picks the action.
-The clarification is the words a user would add to pick T+'s action. Half the pairs close both sides
+The clarification is the words a user would add to pick T+'s action. Besides the blueprint's premises,
+a premise names both readings ("We talked about two options: to ..., or to ..."), so that the words of
+the actions are on abstain sides too. Half the pairs close both sides
 with the same sign-off ("Let me know once it's done."), so that the clarification's little words ("it",
 "please") do not mark the act side alone.
 """
@@ -43,6 +45,12 @@ def _sign_off(plan: PairPlan) -> tuple[str, str]:
     return (SIGN_OFFS[index], f"+sign_off{index}") if phrases.random() < 0.5 else ("", "")
 
 
+def _both(ctx: DomainContext) -> str:
+    """A premise that names both readings and favours neither: their words are then on both sides."""
+    first, second = (ctx.bp.action(a).summary for a in ctx.bp.ambiguity.actions)
+    return f"We talked about two options: to {first}, or to {second}."
+
+
 def _ask(ctx: DomainContext, plan: PairPlan) -> tuple[str, str]:
     """The request in the blueprint's ambiguous words, and its template."""
     name, _ = name_of(ctx, plan, plan.act_constraints)
@@ -71,7 +79,7 @@ class AmbiguousAction(Recipe):
         if not records:
             raise NoSuitableRecord("no record that either reading could act on without a confirmation")
         record = pick(records, variant, rng)
-        premise = pick(list(ambiguity.premises), variant // 2, rng).format(owner=record[ctx.bp.owner_field])
+        premise = pick([*ambiguity.premises, _both(ctx)], variant // 2, rng).format(owner=record[ctx.bp.owner_field])
         return plan_for(ctx, self.scenario, f"reading_{reading}{'_clarified' if clarified else ''}", Deliverable.OP,
                         record, rng, action=chosen, premise=premise, confirm=False)
 
