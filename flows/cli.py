@@ -14,8 +14,8 @@
     abstaingen export hf RELEASE_DIR OUT_DIR [--license ID] [--push ORG/NAME [--private]]
     abstaingen export agentabstain RELEASE_DIR OUT_DIR [--allow-unsandboxed]
     abstaingen export inspect RELEASE_DIR OUT_DIR
-    abstaingen release audit-sample RELEASE_DIR [--n 48] [--seed N] [--uniform] [--output DIR]
-    abstaingen release audit-score RELEASE_DIR SHEET.csv
+    abstaingen release audit-sample RELEASE_DIR [--n 48] [--seed N] [--uniform] [--blind] [--output DIR]
+    abstaingen release audit-score RELEASE_DIR SHEET.csv [--key KEY.csv]
 
 User errors end in one `abstaingen: error: ...` line on stderr and exit code 2. Heavy modules
 (flows, prefect, mcp) are imported inside the commands so that `--help` stays fast.
@@ -189,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     sample.add_argument("--n", type=int, default=48, help="pairs to sample (default 48, even across scenarios)")
     sample.add_argument("--seed", type=int, default=0, help="which sample (default 0)")
     sample.add_argument("--uniform", action="store_true", help="draw uniformly from the release instead")
+    sample.add_argument("--blind", action="store_true",
+                        help="a blind sheet: no labels, each pair's sides as Side A and Side B in an order drawn from "
+                             "--seed; the key and the reference solutions are written apart")
     sample.add_argument("--output", type=Path, default=Path("."), metavar="DIR", help="where to write (default: here)")
     sample.set_defaults(command=run_audit_sample_command)
     judge = release.add_parser("judge", help="put a release's pairs before the judge committee and publish the pairs "
@@ -203,6 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
     score = release.add_parser("audit-score", help="validity rates from a marked audit sheet (CSV)")
     score.add_argument("release_dir", type=Path, metavar="DIR")
     score.add_argument("sheet", type=Path, metavar="SHEET.csv")
+    score.add_argument("--key", type=Path, metavar="KEY.csv",
+                       help="a blind sheet's key (default: the SHEET-key.csv written next to the sheet)")
     score.set_defaults(command=run_audit_score_command)
     export = commands.add_parser("export", help="write a release in the layout another tool reads").add_subparsers(
         title="export formats", required=True, metavar="FORMAT"
@@ -632,8 +637,10 @@ def run_audit_sample_command(options: argparse.Namespace) -> int:
         require_writable_dir(options.output)  # before the sample is drawn and rendered
     except AbstaingenError as exc:
         raise AbstaingenError(f"--output {exc}") from None
-    page, sheet = write_sheet(release_dir, options.output, options.n, options.seed, options.uniform)
-    print(f"audit sheet: {page}\nmarks: {sheet}")
+    files = write_sheet(release_dir, options.output, options.n, options.seed, options.uniform, options.blind)
+    print(f"audit sheet: {files.page}\nmarks: {files.sheet}")
+    if files.reference is not None and files.key is not None:
+        print(f"reference solutions: {files.reference}\nkey (keep it from the annotators): {files.key}")
     return EXIT_OK
 
 
@@ -643,7 +650,7 @@ def run_audit_score_command(options: argparse.Namespace) -> int:
     if not options.sheet.is_file():
         raise AbstaingenError(f"{options.sheet}: no such sheet")
     _, pairs = load_release(_release_dir(options.release_dir))
-    print(format_score(score_audit(options.sheet, pairs)))
+    print(format_score(score_audit(options.sheet, pairs, options.key)))
     return EXIT_OK
 
 
