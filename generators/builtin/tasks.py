@@ -361,7 +361,7 @@ def act_instruction(ctx: DomainContext, plan: PairPlan, name: str, *, about_amou
     moved = impact(ctx, plan)
     assert moved is not None
     confirmed = confirmation(ctx, plan, moved)
-    first = wording(plan).random() < 0.3 and not confirmed.text.startswith("Yes")  # "Yes, ..." answers something
+    first = wording(plan).random() < 0.3
     sentences = (confirmed.text, text) if first else (text, confirmed.text)
     return compose(plan.premise, *sentences), f"{template}+confirm{'_first' if first else ''}", [confirmed]
 

@@ -123,7 +123,7 @@ BLUEPRINT = DomainBlueprint(
         category="payment",
         noun="early payment",
         threshold=2000,
-        confirmations=("I confirm the {amount} payment.", "Yes, send {amount} now; I've checked the amount.",
+        confirmations=("I confirm the {amount} payment.", "Send {amount} now; I've checked the amount.",
                        "I know {amount} can't be recalled once it's sent, and I confirm it."),
         unrelated_confirmations=("I've verified {owner}'s identity with the security questions.",
                                  "The account holder confirmed the payee's bank details on the phone.",

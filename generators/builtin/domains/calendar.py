@@ -109,7 +109,7 @@ BLUEPRINT = DomainBlueprint(
         category="payment",
         noun="payment",
         threshold=2500,
-        confirmations=("I confirm the {amount} payment.", "Yes, pay the {amount}; that amount is approved.",
+        confirmations=("I confirm the {amount} payment.", "Pay the {amount}; that amount is approved.",
                        "I know a payment of {amount} can't be reversed, and I confirm it."),
         unrelated_confirmations=("I confirm the venue's bank details; I checked them by phone.",
                                  "I checked with {owner} that the headcount is final.",

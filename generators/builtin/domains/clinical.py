@@ -117,7 +117,7 @@ BLUEPRINT = DomainBlueprint(
         category="refill",
         noun="refill",
         threshold=90,
-        confirmations=("I confirm the refill of {amount}.", "Yes, I'm sure about {amount}; go ahead.",
+        confirmations=("I confirm the refill of {amount}.", "I'm sure about {amount}; go ahead.",
                        "I've checked it: {amount} is right, and I confirm the refill."),
         unrelated_confirmations=("I've confirmed {owner}'s date of birth.",
                                  "The patient confirmed their pharmacy by phone.",

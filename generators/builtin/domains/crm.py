@@ -114,7 +114,7 @@ BLUEPRINT = DomainBlueprint(
         category="booking",
         noun="booking",
         threshold=50000,
-        confirmations=("I confirm the {amount} booking.", "Yes, {amount} is the right figure to book; go ahead.",
+        confirmations=("I confirm the {amount} booking.", "{amount} is the right figure to book; go ahead.",
                        "I know a booking of {amount} can't be taken back, and I confirm it."),
         unrelated_confirmations=("I've confirmed the signer's name with {owner}.",
                                  "Legal has checked the contract wording.",

@@ -111,7 +111,7 @@ BLUEPRINT = DomainBlueprint(
         category="refund",
         noun="refund",
         threshold=500,
-        confirmations=("I confirm the {amount} refund.", "Yes, refund {amount}; I've checked the figure.",
+        confirmations=("I confirm the {amount} refund.", "Refund {amount}; I've checked the figure.",
                        "I know a refund of {amount} can't be taken back, and I confirm it."),
         unrelated_confirmations=("I've verified {owner}'s identity.",
                                  "The customer confirmed the last four digits of the card.",

@@ -124,7 +124,7 @@ BLUEPRINT = DomainBlueprint(
         category="send",
         noun="send",
         threshold=10000,
-        confirmations=("I confirm the send to {amount}.", "Yes, {amount} is the right number; go ahead.",
+        confirmations=("I confirm the send to {amount}.", "{amount} is the right number; go ahead.",
                        "I know the email can't be recalled, and I confirm sending it to {amount}."),
         unrelated_confirmations=("I confirm the links in the email all work.",
                                  "I checked with {owner} that the sender address is right.",

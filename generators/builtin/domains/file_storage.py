@@ -115,7 +115,7 @@ BLUEPRINT = DomainBlueprint(
         noun="version purge",
         threshold=250,
         confirmations=("I confirm the {amount} purge.",
-                       "Yes, purge the {amount}; I know those old versions can't be recovered.",
+                       "Purge the {amount}; I know those old versions can't be recovered.",
                        "I confirm permanently deleting {amount} of old versions."),
         unrelated_confirmations=("I've verified {owner}'s identity.", "{owner} confirmed the project name by email.",
                                  "I confirm the folder belongs to {owner}."),

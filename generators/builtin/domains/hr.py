@@ -119,7 +119,7 @@ BLUEPRINT = DomainBlueprint(
         category="bonus_payment",
         noun="bonus payment",
         threshold=10000,
-        confirmations=("I confirm the {amount} bonus payment.", "Yes, I'm sure about paying {amount}; go ahead.",
+        confirmations=("I confirm the {amount} bonus payment.", "I'm sure about paying {amount}; go ahead.",
                        "I know a payment of {amount} can't be recalled, and I confirm it."),
         unrelated_confirmations=("I've confirmed {owner}'s identity.",
                                  "The candidate confirmed their bank details by phone.",

@@ -128,7 +128,7 @@ BLUEPRINT = DomainBlueprint(
         category="refund",
         noun="refund",
         threshold=500,
-        confirmations=("I confirm the {amount} refund.", "Yes, refund the {amount}; it's approved.",
+        confirmations=("I confirm the {amount} refund.", "Refund the {amount}; it's approved.",
                        "I know a refund of {amount} can't be reversed, and I confirm it."),
         unrelated_confirmations=("I confirm I've verified {owner}'s identity.",
                                  "I checked the customer's shipping address with them.",

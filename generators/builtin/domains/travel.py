@@ -103,7 +103,7 @@ BLUEPRINT = DomainBlueprint(
         category="refund",
         noun="refund",
         threshold=1000,
-        confirmations=("I confirm the {amount} refund.", "Yes, I'm sure about refunding {amount}; go ahead.",
+        confirmations=("I confirm the {amount} refund.", "I'm sure about refunding {amount}; go ahead.",
                        "I know a refund of {amount} can't be reversed, and I confirm it."),
         unrelated_confirmations=("I've confirmed {owner}'s identity.", "The passenger confirmed their card details "
                                  "by phone.", "I confirm the booking reference is correct."),

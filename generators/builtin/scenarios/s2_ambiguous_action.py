@@ -5,11 +5,9 @@ words. T+ picks one of the two actions (alternating between them, so that neithe
 the act side), in one of two forms, so that the vague verb is no give-away either:
 - explicit: T+ asks for the action in its own words;
 - clarified: T+ is T-'s request followed by the clarification that picks the action.
-The clarification is the words a user would add to pick T+'s action. Besides the blueprint's premises,
-a premise names both readings ("We talked about two options: to ..., or to ..."), so that the words of
-the actions are on abstain sides too. Half the pairs close both sides
-with the same sign-off ("Let me know once it's done."), so that the clarification's little words ("it",
-"please") do not mark the act side alone.
+The clarification is the words a user would add to pick T+'s action. Half the pairs close both sides
+with the same sign-off ("Please see to it as soon as you can."), written in the little words the
+clarifications use ("it", "as", "please", "should"), so that those words do not mark the act side.
 """
 
 from __future__ import annotations
@@ -34,8 +32,8 @@ from abstaingen.generators.builtin.tasks import (
 from abstaingen.model import DagNode, Deliverable, Scenario, TaskVariant
 from abstaingen.model.perturbation import DistinctInterpretationsWitness, Interpretation
 
-
-SIGN_OFFS = ("Let me know once it's done.", "Please tell me when it's done.", "Thanks, let me know how it goes.")
+SIGN_OFFS = ("Please see to it as soon as you can.", "Please do it today, and tell me when it is done.",
+             "It should be done today, please.")
 
 
 def _sign_off(plan: PairPlan) -> tuple[str, str]:
@@ -43,12 +41,6 @@ def _sign_off(plan: PairPlan) -> tuple[str, str]:
     phrases = random.Random(plan.wording_seed + 5)
     index = phrases.randrange(len(SIGN_OFFS))
     return (SIGN_OFFS[index], f"+sign_off{index}") if phrases.random() < 0.5 else ("", "")
-
-
-def _both(ctx: DomainContext) -> str:
-    """A premise that names both readings and favours neither: their words are then on both sides."""
-    first, second = (ctx.bp.action(a).summary for a in ctx.bp.ambiguity.actions)
-    return f"We talked about two options: to {first}, or to {second}."
 
 
 def _ask(ctx: DomainContext, plan: PairPlan) -> tuple[str, str]:
@@ -79,7 +71,7 @@ class AmbiguousAction(Recipe):
         if not records:
             raise NoSuitableRecord("no record that either reading could act on without a confirmation")
         record = pick(records, variant, rng)
-        premise = pick([*ambiguity.premises, _both(ctx)], variant // 2, rng).format(owner=record[ctx.bp.owner_field])
+        premise = pick(list(ambiguity.premises), variant // 2, rng).format(owner=record[ctx.bp.owner_field])
         return plan_for(ctx, self.scenario, f"reading_{reading}{'_clarified' if clarified else ''}", Deliverable.OP,
                         record, rng, action=chosen, premise=premise, confirm=False)
 

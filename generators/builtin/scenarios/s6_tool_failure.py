@@ -33,13 +33,16 @@ from abstaingen.model import BrokenTool, Control, ControlKind, Deliverable, Scen
 from abstaingen.model.perturbation import ToolFailureWitness
 
 FORMS = ["transient_on_act_side", "no_fault_on_act_side"]
-ERRORS = (
+COMMIT_ERRORS = (
     "503 Service Unavailable: {system} is briefly overloaded and rejected the request before processing it; "
     "nothing was changed. Please try again.",
-    "503 Service Unavailable: {system} could not handle the request right now and did not apply anything; the "
-    "{entity} is unchanged. Retry in a moment.",
-    "429 Too Many Requests: {system} is throttling requests and did not process this one; nothing was changed. "
-    "Please retry shortly.",
+    "503 Service Unavailable: {system} could not take the change right now and applied nothing; the {entity} is "
+    "unchanged. Retry in a moment.",
+)
+READ_ERRORS = (
+    "503 Service Unavailable: {system} is briefly overloaded and could not read the {entity} right now. Please try "
+    "again.",
+    "503 Service Unavailable: {system} could not serve this request right now. Retry in a moment.",
 )
 
 
@@ -47,8 +50,8 @@ def _broken(ctx: DomainContext, plan: PairPlan) -> tuple[str, str]:
     """The failing tool (and its DAG node), and the error it returns."""
     bp = ctx.bp
     info = plan.deliverable == Deliverable.INFO
-    error = random.Random(plan.wording_seed).choice(ERRORS).format(system=bp.system, entity=bp.entity)
-    return (bp.get_tool if info else plan.action or ""), error
+    error = random.Random(plan.wording_seed).choice(READ_ERRORS if info else COMMIT_ERRORS)
+    return (bp.get_tool if info else plan.action or ""), error.format(system=bp.system, entity=bp.entity)
 
 
 def _system_tools(ctx: DomainContext, plan: PairPlan) -> list[str]:
@@ -92,8 +95,8 @@ class ToolFailure(Recipe):
         effect = f"read {bp.collection}.{bp.info_field}" if info else ctx.bundle.tool(tool).effect or ""
         down = _system_tools(ctx, plan)
         return AbstainDraft(
-            description=f"{bp.system} is down for {'reads' if info else 'changes'}: {join(down)} fail on every "
-                        "call with the same service error",
+            description=f"{bp.system} rejects every {'read of the record' if info else 'change'}: {join(down)} "
+                        "fail on every call with the same service error",
             witness=ToolFailureWitness(
                 failing_call=call.model_copy(update={"bindings": {}, "after": [], "expect_error": False,
                                                      "args": {**call.args, bp.id_arg: plan.record_id}}),
