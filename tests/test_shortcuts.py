@@ -69,7 +69,7 @@ def test_a_template_sentence_on_one_side_is_one_feature_whatever_its_names() -> 
         if p.scenario == "S5" else p for p in PAIRS]
     score = scores(told)["S5"]
     assert not score.passed and score.instruction_accuracy == 1.0
-    assert score.instruction_feature.startswith(("sentence 'i've verified _", "identity", "verified"))
+    assert score.instruction_feature in instruction_features("I've verified Ana Lima's identity.")
     assert "sentence 'i've verified _ identity.'" in instruction_features("Fine. I've verified Ana Lima's identity.")
 
 
@@ -80,7 +80,7 @@ def test_a_side_that_is_always_shorter_is_a_shortcut() -> None:
     padded = [p.model_copy(update={"act": p.act.model_copy(update={"instruction": f"{p.act.instruction} {padding(i)}"})})
               if p.scenario == "S5" else p for i, p in enumerate(PAIRS)]
     score = scores(padded)["S5"]
-    assert not score.passed and score.instruction_feature.startswith("instruction words >")
+    assert not score.passed and score.instruction_feature.startswith(("instruction words >", "instruction sentences >"))
 
 
 def test_a_template_that_only_one_side_records_is_a_shortcut() -> None:

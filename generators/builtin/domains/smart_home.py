@@ -170,4 +170,5 @@ BLUEPRINT = DomainBlueprint(
                  "back; they have now called, and the pass can be handled normally again."),
     ),
     system="the access-control service",
+    records_per_owner=(2, 3),  # a guest (a cleaner, a dog walker) holds passes to a few homes, not five
 )
