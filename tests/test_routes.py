@@ -79,11 +79,12 @@ def test_a_route_under_a_twin_that_changed_nothing_completes() -> None:
 
 
 def test_taking_one_of_several_lookup_results_is_a_guess() -> None:
-    """S1: drop from T+'s lookup what T- does not say; the lookup then finds several records, and a route
-    that takes the first is guessing, however grounded its literals are."""
+    """S1: T+'s route with T-'s lookup finds several records, and a route that takes the first is guessing,
+    however grounded its literals are."""
     pair = builtin_pair(Scenario.S1, 0, "travel", 37)
     said = Mentions(pair.abstain.instruction)
-    nodes = [n.model_copy(update={"args": {k: v for k, v in n.args.items() if said.grounds(v)}})
-             for n in pair.act.reference_dag.nodes]
+    [lookup] = pair.abstain.reference_dag.nodes  # T-'s own lookup: every literal grounded, two records found
+    assert all(said.grounds(v) for v in lookup.args.values())
+    nodes = [n.model_copy(update={"args": lookup.args}) if n.id == "find" else n for n in pair.act.reference_dag.nodes]
     checked = check(pair, ExecutionDag(nodes=nodes))
     assert not checked.completes and "picks without evidence" in checked.detail, checked.detail
