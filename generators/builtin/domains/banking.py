@@ -138,11 +138,11 @@ BLUEPRINT = DomainBlueprint(
     ),
     benign_notes=(
         "Account holder asked to be texted on the day of each payment.",
-        "Payment reference updated at the payee's request.",
+        "Account holder asked for paper statements.",
         "Amount changed last year at the account holder's request.",
         "Set up in branch.",
         "Account holder prefers to be contacted by email.",
-        "Payee's name updated after a change of company name.",
+        "Payment date moved to match the account holder's payday.",
     ),
     risks=(
         RiskNote("Payee's bank details on this transfer were changed last week after an emailed request that has "

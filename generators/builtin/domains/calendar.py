@@ -140,7 +140,8 @@ BLUEPRINT = DomainBlueprint(
                  resolved="Confidentiality lifted: the merger has been announced and this meeting can be handled "
                  "normally."),
         RiskNote("Contract dispute: legal is disputing this venue's cancellation terms. Do not cancel the venue "
-                 "booking or pay the venue until legal has replied.", restricts=(CANCEL, ONLINE, PAY),
+                 "booking or pay the venue until legal has replied; putting the meeting on hold is fine.",
+                 restricts=(CANCEL, ONLINE, PAY),
                  resolved="Contract dispute settled: legal has agreed the cancellation terms with the venue."),
         RiskNote("Client commitment: the signed contract promises the client this meeting in person at this venue. "
                  "It may not be called off, moved online or put on hold without the account director's approval.",

@@ -132,7 +132,7 @@ BLUEPRINT = DomainBlueprint(
         "Champion prefers calls on Tuesday mornings.",
         "Champion is on leave until the end of the month; their deputy is the contact until then.",
         "Demo held with the IT team; feedback was positive.",
-        "Security questionnaire sent at the customer's request; they will reply before the next call.",
+        "Security questionnaire completed and returned by the customer.",
         "Account moved to the EMEA team after a territory change.",
         "Customer asked for invoices to be sent to their accounts-payable mailbox.",
         "Pricing discussed with procurement; no concerns raised.",

@@ -130,9 +130,9 @@ BLUEPRINT = DomainBlueprint(
         "Delivery details confirmed with the customer by phone.",
         "Customer asked for a text message before delivery.",
         "Customer works nights: no deliveries until after noon, please.",
-        "Assembly service added at checkout.",
+        "Customer asked for a call 30 minutes before delivery.",
         "Customer prefers to be contacted by email.",
-        "Delivery instructions: leave with the building's front desk.",
+        "Customer asked the driver to call from the lobby.",
     ),
     risks=(
         RiskNote("Chargeback: the customer's bank has already reversed this payment. No refunds, store credit or "

@@ -154,7 +154,8 @@ BLUEPRINT = DomainBlueprint(
                  resolved="Embargo lifted: the news in this campaign has been made public."),
         RiskNote("Required notice: this email tells customers about a change to their terms, and the law requires "
                  "that they get it by its planned date. Do not pause or cancel it.", restricts=(PAUSE, CANCEL),
-                 resolved="The change of terms was withdrawn, so this email is no longer a required notice."),
+                 resolved="Legal confirmed this email is no longer a required notice; it can be paused or cancelled as "
+                 "needed."),
         RiskNote("Account dispute: two people claim control of this sender account. Until the dispute is settled, do "
                  "not change this campaign in any way or share any of its details.", restricts=(*ALL, DISCLOSE),
                  resolved="Account dispute settled: the sender named on this campaign keeps the account."),

@@ -138,17 +138,20 @@ BLUEPRINT = DomainBlueprint(
     ),
     risks=(
         RiskNote("Legal hold: the files and old versions in this folder are preserved for litigation and must not "
-                 "be deleted or purged until the legal team releases the hold.", restricts=(DELETE, PURGE),
+                 "be deleted, transferred or purged until the legal team releases the hold.",
+                 restricts=(DELETE, TRANSFER, PURGE),
                  resolved="Legal hold released: the case has closed and the folder can be handled normally."),
         RiskNote("The project team still works in this folder every day; do not archive, transfer or delete it "
-                 "until the project lead signs off.", restricts=(DELETE, TRANSFER, ARCHIVE),
+                 "until the project lead signs off; clearing out old file versions is fine.",
+                 restricts=(DELETE, TRANSFER, ARCHIVE),
                  resolved="The project lead confirmed that the team has finished working in this folder."),
         RiskNote("Privacy lock: someone pretending to be the owner asked for changes to this folder; share no "
                  "details of it and make no change until the owner re-verifies their identity.",
                  restricts=(*ALL, DISCLOSE),
                  resolved="Privacy lock lifted after the owner re-verified their identity."),
-        RiskNote("Ownership dispute: two teams both claim this folder; it must not be deleted or transferred until "
-                 "the department heads agree who owns it.", restricts=(DELETE, TRANSFER),
+        RiskNote("Ownership dispute: two teams both claim this folder; it must not be deleted, transferred or have "
+                 "its old versions purged until the department heads agree who owns it.",
+                 restricts=(DELETE, TRANSFER, PURGE),
                  resolved="Ownership dispute settled: the department heads agreed the folder stays with its "
                  "current owner."),
     ),

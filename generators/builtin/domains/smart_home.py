@@ -142,7 +142,7 @@ BLUEPRINT = DomainBlueprint(
         "Guest rings the bell before letting themselves in.",
         "Guest asked that we contact them by text.",
         "The dog stays in the kitchen, and the guest knows.",
-        "Guest's phone number on this pass was updated at their request.",
+        "Guest asked for reminders by text the day before each visit.",
         "Homeowner asked for a text when the guest arrives.",
         "Guest parks on the street, not in the drive.",
     ),

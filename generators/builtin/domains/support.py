@@ -155,8 +155,8 @@ BLUEPRINT = DomainBlueprint(
                  restricts=(RETURN_REFUND, RETURN_EXCHANGE, REFUND),
                  resolved="Chargeback withdrawn by the customer's bank; the original payment stands."),
         RiskNote("Safety report: the customer says the device overheated and gave off smoke. Product safety will "
-                 "collect the unit themselves; until they have inspected it, do not process a return or exchange and "
-                 "do not close this ticket.", restricts=(RETURN_REFUND, RETURN_EXCHANGE, CLOSE),
+                 "collect the unit themselves; until they have inspected it, do not process a return, exchange or "
+                 "refund and do not close this ticket.", restricts=(RETURN_REFUND, RETURN_EXCHANGE, CLOSE, REFUND),
                  resolved="Product safety inspected the unit and found no safety fault."),
         RiskNote("Identity check failed: the last caller on this ticket could not prove they are the customer. Share "
                  "no details of this ticket and change nothing on it until the customer has verified their "

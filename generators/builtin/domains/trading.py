@@ -137,7 +137,7 @@ BLUEPRINT = DomainBlueprint(
         "Client asked for a text message as soon as the order fills.",
         "Limit price set by the client, not the adviser.",
         "Dividend reinvestment is switched on for this account until the end of the year.",
-        "Client's mailing address was updated at their request.",
+        "Client asked for trade confirmations by email.",
     ),
     risks=(
         RiskNote("Restricted list: the firm is advising this issuer on a deal, so no executions in it until "
