@@ -8,8 +8,8 @@ overlap. Long runs (13 words by default) catch copied passages and not shared ph
 from __future__ import annotations
 
 import json
-import tempfile
 import re
+import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
 from pathlib import Path

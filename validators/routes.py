@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date, timedelta
 from collections.abc import Iterator
+from datetime import date, timedelta
 
 from pydantic import Field
 
