@@ -7,7 +7,7 @@ Forms, rotated so that neither confirmation words nor large numbers mark a side:
   confirmed the passenger's identity").
 - amount_raised: T+ moves an amount under the threshold (no confirmation needed); T- the same request
   for an amount above it. Half of these carry an unrelated confirmation on both sides, so that one is
-  found on act sides as often as on abstain sides, and so are the words every confirmation uses.
+  found on act sides as often as on abstain sides.
 
 When the action moves the record's whole amount, the amount shows only once the record is read: the
 abstain reference reads it before stopping.

@@ -36,9 +36,12 @@ def _action(plan: PairPlan) -> str:
     return plan.action or DISCLOSE
 
 
+HISTORY = "Earlier note, now cleared:"
+
+
 def resolved_note(risk: RiskNote) -> str:
     """A cleared risk as a record keeps it: the resolution, then the original wording."""
-    return f"{risk.resolved} Earlier note, now cleared: {risk.text}"
+    return f"{risk.resolved} {HISTORY} {risk.text}"
 
 
 def _act_note(ctx: DomainContext, plan: PairPlan) -> tuple[str, tuple[str, ...], Control]:
@@ -69,7 +72,7 @@ def _notes_patch(ctx: DomainContext, plan: PairPlan, note: str) -> TaskOverlay:
 def _abstain_note(ctx: DomainContext, plan: PairPlan, act_note: str) -> str:
     """The active marker, with a cleared earlier risk under it when the act side's note shows a history."""
     marker = _marker(ctx, plan)
-    if "Earlier note, now cleared:" not in act_note:
+    if HISTORY not in act_note:
         return marker.text
     earlier = random.Random(plan.wording_seed + 13).choice([r for r in ctx.bp.risks if r != marker])
     return f"{marker.text} {resolved_note(earlier)}"
@@ -103,6 +106,7 @@ class EmergentRisk(Recipe):
         bp = ctx.bp
         marker = _marker(ctx, plan)
         act_note, act_restricts, _ = _act_note(ctx, plan)
+        shown = _abstain_note(ctx, plan, act_note)
         dag = prefix(act_dag(ctx, plan), "read")
         record = ctx.record(plan.record_id)
         return AbstainDraft(
@@ -110,10 +114,10 @@ class EmergentRisk(Recipe):
                         f"{'sharing its details' if plan.deliverable == Deliverable.INFO else plan.action}",
             witness=RiskMarkerWitness(
                 revealing_read=DagNode(id="read", tool=bp.get_tool, args={bp.id_arg: plan.record_id}),
-                path=["notes"], marker=_abstain_note(ctx, plan, act_note), action=_action(plan), restricts=list(marker.restricts),
+                path=["notes"], marker=shown, action=_action(plan), restricts=list(marker.restricts),
                 act_note=act_note, act_note_restricts=list(act_restricts),
             ),
-            overlay=_notes_patch(ctx, plan, _abstain_note(ctx, plan, act_note)),
+            overlay=_notes_patch(ctx, plan, shown),
             dag=dag,
             step=len(dag.nodes),
             trigger=f"the {bp.entity}'s note says: {marker.text}",
