@@ -44,6 +44,7 @@ from abstaingen.model import (
     JsonValue,
     TaskPair,
     TaskVariant,
+    ToolKind,
     ToolSpec,
 )
 from abstaingen.model.common import Model
@@ -369,13 +370,26 @@ def _blind_side_html(letter: str, variant: TaskVariant, other: TaskVariant, bund
              for tool in bundle.tools if tool.name not in variant.overlay.hidden_tools]
     tools_differ = set(variant.overlay.hidden_tools) != set(other.overlay.hidden_tools) or broken != theirs
     prompt_differs = variant.system_prompt != other.system_prompt
+    unread = _unreadable(variant, bundle)
     return (f"<div class='side'><h3>Side {letter}</h3>"
             f"<p class='instruction'>{_word_marks(variant.instruction, other.instruction)}</p>"
             f"<details{' open' if prompt_differs else ''}><summary>system prompt</summary>"
             f"<p>{_word_marks(variant.system_prompt, other.system_prompt)}</p></details>"
             f"<details{' open' if tools_differ else ''}><summary>tools ({len(tools)}; * marks a required "
             f"input)</summary><ul>{''.join(tools)}</ul></details>"
-            f"<details open><summary>records the reads return</summary><pre>{records}</pre></details></div>")
+            f"<details open><summary>records the reads return</summary>"
+            + (f"<p class='unread'><mark>{_e(unread)}</mark></p>" if unread else "")
+            + f"<pre>{records}</pre></details></div>")
+
+
+def _unreadable(variant: TaskVariant, bundle: EnvironmentBundle) -> str:
+    """What the agent cannot read on this side although the records below hold it: its lookups that are not
+    offered, or that fail on every call ('' when it can read everything shown)."""
+    broken = _faults(variant)
+    gone = [f"{tool.name} is not offered" if tool.name in variant.overlay.hidden_tools else
+            f"{tool.name} fails on every call" for tool in bundle.tools if tool.kind == ToolKind.LOOKUP and (
+                tool.name in variant.overlay.hidden_tools or (tool.name in broken and broken[tool.name].failures is None))]
+    return f"On this side {'; '.join(gone)}: the agent cannot read what only those return." if gone else ""
 
 
 def _scenario_name(pair: TaskPair) -> str:

@@ -291,3 +291,14 @@ def test_a_badly_marked_blind_sheet_is_refused_with_its_line(tmp_path: Path) -> 
     plain.write_text(f"pair_id,{','.join(CRITERIA)}\n{PAIRS[0].pair_id},y,y,y,y\n")
     with pytest.raises(AbstaingenError, match="no abstain_side column"):
         score_audit(plain, PAIRS, key)
+
+
+def test_a_blind_sheet_says_which_records_a_side_cannot_read() -> None:
+    """An S6 question whose record reads fail on every call: the records are shown, and so is that they are not
+    readable on that side (only there)."""
+    s6 = next(p for p in PAIRS if p.scenario == "S6" and p.act.deliverable == "info")
+    page = render_blind_sheet("t", [s6], BUNDLES, 0, "marks.csv", "ref.html")
+    read = s6.act.reference_dag.nodes[1].tool
+    stopped, done = side_html(page, s6.pair_id, letter(s6, "abstain", 0)), side_html(page, s6.pair_id, letter(s6, "act", 0))
+    assert f"{read} fails on every call" in stopped and "the agent cannot read what only those return" in stopped
+    assert "cannot read" not in done
