@@ -6,9 +6,18 @@ from builtin_fixtures import builtin_bundle, builtin_pair
 
 from abstaingen.generators.builtin.domains import DOMAINS
 from abstaingen.model import PatchOp, Scenario, TaskOverlay, TaskPair
-from abstaingen.validators.shortcuts import LIMIT, MIN_PAIRS, best_rule, instruction_features, shortcut_report
+from abstaingen.validators.shortcuts import (
+    LIMIT,
+    MIN_PAIRS,
+    bare_reference,
+    best_rule,
+    instruction_features,
+    shortcut_report,
+    target_record,
+)
 
 BUNDLES = [builtin_bundle(d) for d in DOMAINS]
+BY_ENV = {b.env_id: b for b in BUNDLES}
 PAIRS = [builtin_pair(s, v, d) for d in DOMAINS for s in Scenario for v in range(2)]
 
 
@@ -88,3 +97,17 @@ def test_a_template_that_only_one_side_records_is_a_shortcut() -> None:
               if p.scenario == "S5" else p for p in PAIRS]
     score = scores(marked)["S5"]
     assert not score.passed and score.instruction_feature == "template decoy"
+
+
+def test_a_bare_reference_on_one_side_is_a_shortcut() -> None:
+    """'Put the ticket from Leila Nasser on hold' on abstain sides only: the owner alone, no detail."""
+    def bare(pair: TaskPair) -> TaskPair:
+        owner = next(iter(pair.scope.values()))
+        return pair.model_copy(update={"abstain": pair.abstain.model_copy(update={
+            "instruction": f"Please take care of what {owner} asked for."})})
+
+    s5 = [p for p in PAIRS if p.scenario == "S5"]
+    assert not any(bare_reference(p, p.act, target_record(p, p.act, BY_ENV)) for p in s5)  # every act side names one
+    score = scores([bare(p) if p.scenario == "S5" else p for p in PAIRS])["S5"]
+    assert not score.passed and score.instruction_accuracy == 1.0
+    assert all(bare_reference(bare(p), bare(p).abstain, target_record(p, p.abstain, BY_ENV)) for p in s5)

@@ -28,6 +28,7 @@ from itertools import combinations
 from abstaingen.model import EnvironmentBundle, JsonValue, TaskPair, TaskVariant
 from abstaingen.model.score import ShortcutScore
 from abstaingen.model.task import apply_state_patch, find_record
+from abstaingen.validators.routes import Mentions
 
 LIMIT = 0.80
 MIN_PAIRS = 20
@@ -43,6 +44,19 @@ def side_features(variant: TaskVariant) -> set[str]:
     """The instruction's features and the parts of the side's template id."""
     return instruction_features(variant.instruction) | {
         f"template {part}" for part in re.split(r"[/+]", variant.template) if part}
+
+
+def bare_reference(pair: TaskPair, variant: TaskVariant, record: dict | None) -> bool:
+    """Whether the instruction names the record by its owner alone: it says the pair's scope (the owner) and no
+    other value of the target record, neither a text field nor its date or month in any common form."""
+    if record is None or not pair.scope:
+        return False
+    text, said = variant.instruction.lower(), Mentions(variant.instruction)
+    if not all(str(v).lower() in text for v in pair.scope.values()):
+        return False
+    details = [v for f, v in record.items() if isinstance(v, str) and v and f not in {"id", "status", "notes", *pair.scope}]
+    months = {d[:7] for d in said.dates}
+    return not any(v.lower() in text or v in said.dates or (len(v) == 10 and v[:7] in months) for v in details)
 
 
 def sentences(text: str) -> list[str]:
@@ -129,13 +143,18 @@ def shortcut_report(pairs: Sequence[TaskPair], bundles: Sequence[EnvironmentBund
     report = []
     for scenario in sorted({p.scenario for p in pairs}):
         group = [p for p in pairs if p.scenario == scenario]
-        word, word_score = best_rule([side_features(p.act) for p in group], [side_features(p.abstain) for p in group])
+        act = [target_record(p, p.act, by_env) or {} for p in group]
+        abstain = [target_record(p, p.abstain, by_env) or {} for p in group]
+
+        def features(pair: TaskPair, variant: TaskVariant, record: dict) -> set[str]:
+            return side_features(variant) | ({"reference: the owner alone"} if bare_reference(pair, variant, record) else set())
+
+        word, word_score = best_rule([features(p, p.act, r) for p, r in zip(group, act)],
+                                     [features(p, p.abstain, r) for p, r in zip(group, abstain)])
         length, length_score = best_split([instruction_length(p.act.instruction) for p in group],
                                           [instruction_length(p.abstain.instruction) for p in group])
         if length_score > word_score:
             word, word_score = length, length_score
-        act = [target_record(p, p.act, by_env) or {} for p in group]
-        abstain = [target_record(p, p.abstain, by_env) or {} for p in group]
         field, field_score = best_rule([record_features(r) for r in act], [record_features(r) for r in abstain])
         split, split_score = best_split(act, abstain)
         if split_score > field_score:
