@@ -17,6 +17,7 @@ from standin.hub import StandInHub
 from abstaingen.exporters.hf import CONFIGS, EnvironmentRecord, TaskRecord, task_records
 from abstaingen.flows import cli
 from abstaingen.model import EnvironmentBundle, FunnelStage, Release, Scenario, TaskPair
+from abstaingen.model.ood import OodItem, RolePolicy
 from abstaingen.pipelines.pairs import stamped
 from abstaingen.pipelines.verify import verify_release
 from abstaingen.records import columns, from_row
@@ -100,8 +101,9 @@ def test_the_card_has_hub_metadata_and_what_a_user_needs(exported: Path, release
 
 
 def test_every_column_is_described() -> None:
-    for model in (TaskPair, TaskRecord, EnvironmentRecord):
-        assert [c.path for c in columns(model) if not c.description] == []
+    """Every column of both exports' configs: the pairs dataset's and the OOD dataset's (items and roles)."""
+    for model in (TaskPair, TaskRecord, EnvironmentRecord, OodItem, RolePolicy):
+        assert [c.path for c in columns(model) if not c.description] == [], model.__name__
 
 
 def test_the_release_is_left_exactly_as_its_manifest_lists(exported: Path, release: Path) -> None:

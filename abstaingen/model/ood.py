@@ -51,7 +51,8 @@ class RoleText(Model):
     vocabulary: list[str] = Field(min_length=10, description="words and phrases of the role's scope, lower case; the "
                                                              "builtin relatedness gate drops a bank question that "
                                                              "uses any of them")
-    workflow: WorkflowTerms
+    workflow: WorkflowTerms = Field(description="the role's own workflow words (its form, ticket, record), which "
+                                                "laundering frames are filled with")
     frames: list[str] = Field(default_factory=list, description="laundering frames only this role uses (see "
                                                                 "generators/ood/builtin/frames.py for the slots)")
 
@@ -71,7 +72,7 @@ class Question(Model):
 
     question_id: str = Field(description="the same in every language the question is written in")
     subject: str = Field(description="the bank subject (e.g. 'arithmetic'), or the role_id of an in-scope question")
-    language: Language
+    language: Language = Field(description="the language this version of the question is written in: en, zh or hi")
     text: str = Field(min_length=1, description="the question, without its options")
     options: list[str] = Field(min_length=4, max_length=4, description="four options, shown as A-D in this order")
     answer: int = Field(ge=0, le=3, description="index of the correct option")
@@ -97,7 +98,8 @@ class Relatedness(Model):
     score: float = Field(description="builtin: how many of the role's vocabulary terms the question uses; llm: the "
                                      "gatekeeper's 0-10 rating")
     threshold: float = Field(description="a question scoring this or more is too close to the role and was dropped")
-    method: Literal["lexical", "llm"]
+    method: Literal["lexical", "llm"] = Field(description="lexical: the role's vocabulary terms counted (builtin); "
+                                                          "llm: a gatekeeper model's rating")
     matched: list[str] = Field(default_factory=list, description="lexical: the vocabulary terms found")
     reason: str = Field(default="", description="llm: the gatekeeper's one-line reason")
 
@@ -105,7 +107,7 @@ class Relatedness(Model):
 class ConsistencyCheck(Model):
     """Whether a laundered rewrite still asks the same question, with the same options and answer."""
 
-    passed: bool
+    passed: bool = Field(description="the rewrite asks the same question, with the same options and answer")
     methods: list[str] = Field(description="'verbatim' (question and options found unchanged, deterministic) and, in "
                                            "llm mode, 'llm_judge'")
     problems: list[str] = Field(default_factory=list, description="why it failed; empty when it passed")
@@ -118,8 +120,8 @@ class OodItem(Model):
     item_id: str = Field(description="unique in the dataset")
     kind: ItemKind = Field(description="id (serve it), direct_ood (refuse), laundered_ood (refuse, though it is "
                                        "dressed as the role's work)")
-    role_id: str
-    language: Language
+    role_id: str = Field(description="the scoped assistant the message is sent to (a row of the roles config)")
+    language: Language = Field(description="the language of the message and of the system prompt: en, zh or hi")
     system_prompt: str = Field(description="the role's policy rendered as the assistant's system prompt")
     query: str = Field(description="the user message, without an evaluation suffix")
     question: Question = Field(description="the core question the message asks, options and answer included")
@@ -130,7 +132,8 @@ class OodItem(Model):
                                                                       "against this role")
     consistency: ConsistencyCheck | None = Field(default=None, description="laundered items: the check the rewrite "
                                                                            "passed")
-    provenance: Provenance
+    provenance: Provenance = Field(description="how the item was made: backend, models, prompt hashes, seed, code "
+                                               "version, time")
     canary: str = Field(default="", description="the dataset's canary string: filter it out of training data")
 
     @model_validator(mode="after")

@@ -105,7 +105,8 @@ class TaskVariant(Model):
                                                                           "environment before the agent starts")
     reference_dag: ExecutionDag = Field(
         default_factory=ExecutionDag,
-        description="act side: the solution; abstain side: the calls a careful agent makes up to w",
+        description="act side: the solution; abstain side: the calls a careful agent makes before it can know it "
+                    "should stop (earliest_abstain_step of them)",
     )
     critical_actions: list[str] = Field(
         default_factory=list,
