@@ -362,7 +362,7 @@ def test_the_wheel_holds_every_file_the_code_reads_and_the_licence(wheel: Path) 
     requires = {line.removeprefix("Requires-Dist: ") for line in metadata.splitlines() if line.startswith("Requires-Dist:")}
     assert {r for r in requires if r.startswith(("openai", "anthropic", "datasets", "huggingface"))} == {
         'openai<4,>=3; extra == "llm"', 'anthropic<3,>=2; extra == "llm"',
-        'datasets<6,>=5; extra == "hf"', 'huggingface_hub<3,>=2; extra == "hf"'}
+        'datasets<6,>=3.6; extra == "hf"', 'huggingface_hub<3,>=2; extra == "hf"'}
     assert {"numpy<3,>=2", "jsonschema<5,>=4.20", "jinja2<4,>=3.1"} <= requires
 
 
