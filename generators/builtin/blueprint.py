@@ -200,9 +200,13 @@ class DomainBlueprint:
     details: tuple[DetailField, ...] = ()  # more fields each record shows
 
     @property
+    def closing_action(self) -> Action:
+        """The irreversible status action that closed an owner's older record (its history)."""
+        return next(a for a in self.status_actions if a.undo is None and a.new_status)
+
+    @property
     def closed_status(self) -> str:
-        """The status of a record an earlier irreversible action closed (an owner's history)."""
-        return next(a.new_status for a in self.status_actions if a.undo is None and a.new_status)
+        return self.closing_action.new_status or ""
 
     @property
     def id_arg(self) -> str:

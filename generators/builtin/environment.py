@@ -70,7 +70,6 @@ def seeded_state(bp: DomainBlueprint, rng: random.Random) -> dict:
     # within an owner: an answer then shows which record was read
     unique = len(bp.info_choices) >= total
     pool = iter(rng.sample(bp.info_choices, total)) if unique else None
-    closing = next(a for a in bp.status_actions if a.new_status == bp.closed_status)
 
     def add(owner: str, key: str, day: date, info: str, status: str, notes: str) -> None:
         record_id = f"{bp.id_prefix}-{next(ids)}"
@@ -84,7 +83,7 @@ def seeded_state(bp: DomainBlueprint, rng: random.Random) -> dict:
             bp.info_field: info,
             **{d.name: rng.choice(d.choices) for d in bp.details},
             "status": status,
-            bp.amount_used_field: amount if status != ACTIVE and closing.moves_record_amount else 0,
+            bp.amount_used_field: amount if status != ACTIVE and bp.closing_action.moves_record_amount else 0,
             "notes": notes,
         })
         drift = rng.randint(1, bp.mirror.tolerance) * rng.choice((-1, 1)) if (

@@ -141,11 +141,14 @@ class AbstainDraft:
     template: str | None = None  # the templates T-'s words came from, where they differ from T+'s
 
 
-def retemplated(act: TaskVariant, name_template: str | None = None, suffix: str = "") -> str:
-    """T+'s template id with T-'s record-name template and T-'s own additions."""
+def retemplated(act: TaskVariant, name_template: str | None = None, suffix: str = "",
+                request_template: str | None = None) -> str:
+    """T+'s template id with T-'s record-name (or request) template and T-'s own additions."""
     parts = act.template.split("/")
     if name_template is not None:
         parts[-1] = name_template
+    if request_template is not None:
+        parts[-2] = request_template
     return "/".join(parts) + suffix
 
 

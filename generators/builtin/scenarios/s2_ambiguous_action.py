@@ -26,6 +26,7 @@ from abstaingen.generators.builtin.tasks import (
     name_of,
     pick,
     recipe,
+    retemplated,
     wording,
     write_act,
 )
@@ -49,12 +50,6 @@ def _ask(ctx: DomainContext, plan: PairPlan) -> tuple[str, str]:
     pool = ctx.bp.ambiguity.requests
     index = wording(plan).randrange(len(pool))
     return capitalize(pool[index].format(name=name)), f"ambiguous{index}"
-
-
-def _template(act: TaskVariant, request: str, sign_off: str) -> str:
-    """The act side's template with `request` as the request's template, and the sign-off's."""
-    parts = act.template.split("/")
-    return "/".join([*parts[:-2], request, parts[-1]]) + sign_off
 
 
 @recipe
@@ -84,7 +79,8 @@ class AmbiguousAction(Recipe):
         picked = ctx.bp.action(plan.action or "").clarification
         ask, ask_template = _ask(ctx, plan)
         return act.model_copy(update={"instruction": compose(plan.premise, ask, picked, sign_off),
-                                      "template": _template(act, f"{ask_template}+clarified", sign_off_template)})
+                                      "template": retemplated(act, request_template=f"{ask_template}+clarified",
+                                                              suffix=sign_off_template)})
 
     def perturb(self, ctx: DomainContext, plan: PairPlan, act: TaskVariant, rng: random.Random) -> AbstainDraft:
         bp, ambiguity = ctx.bp, ctx.bp.ambiguity
@@ -99,7 +95,7 @@ class AmbiguousAction(Recipe):
                 chosen=plan.action or "",
             ),
             instruction=compose(plan.premise, ask, sign_off),
-            template=_template(act, ask_template, ""),  # T+'s template carries the sign-off already
+            template=retemplated(act, request_template=ask_template),  # T+'s template carries the sign-off already
             trigger=f"the request does not say {ambiguity.question}",
             good_reply=f"asks {ambiguity.question}",
             clarification=bp.action(plan.action or "").clarification,
