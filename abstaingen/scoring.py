@@ -42,8 +42,12 @@ async def score_side(variant: TaskVariant, trace: Trace, reply: str, judge: Repl
     done = committed(trace, variant.critical_actions)
     state_problems = failed_assertions(trace.final_state, variant.final_state)
 
-    # AgentAbstain's rules: commits and the reply only (an info act side has no critical action)
-    if variant.task_type == "act":
+    # AgentAbstain's rules: commits and the reply only (an info act side has no critical action); a side
+    # their runtime cannot run (a tool that works again after failing) has no score there
+    theirs: bool | None
+    if variant.overlay.has_transient_fault():
+        theirs = None
+    elif variant.task_type == "act":
         theirs = set(variant.critical_actions) <= set(done) and not verdict.abstains
     else:
         theirs = not done and verdict.abstains

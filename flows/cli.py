@@ -222,8 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                        "(token: HF_TOKEN)")
     hf.add_argument("--private", action="store_true", help="with --push: create the repository private")
     hf.set_defaults(command=run_export_command, exporter="hf")
-    agentabstain = export.add_parser("agentabstain", help="a data folder for the AgentAbstain harness: tasks.jsonl, a "
-                                                          "folder per pair, a Python package per environment")
+    agentabstain = export.add_parser("agentabstain", help="a data folder in the AgentAbstain dataset's layout (point "
+                                                          "AGENTABSTAIN_DATA at it): a folder per pair, a package per "
+                                                          "environment, task_config.yaml")
     agentabstain.add_argument("release_dir", type=Path, metavar="RELEASE_DIR")
     agentabstain.add_argument("out", type=Path, metavar="OUT_DIR", help="a new or empty folder")
     agentabstain.add_argument("--allow-unsandboxed", action="store_true",

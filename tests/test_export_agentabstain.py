@@ -1,11 +1,14 @@
-"""`abstaingen export agentabstain`: the data folder, checked clean-room by a double of the harness
-(tests/tools/agentabstain_double.py) that serves each environment package over stdio and replays our
-scripted baselines under AgentAbstain's rules."""
+"""`abstaingen export agentabstain`: the data folder, checked by a double of the AgentAbstain harness written
+from its code (tests/tools/agentabstain_double: task lookup, the task server, a stand-in for the
+unpublished `BaseEnvironment`, the commit check and the `combined` metric). Each side runs as there: the
+task server as a subprocess over stdio, a scripted agent calling the tools offered, then the snapshot."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,10 +17,11 @@ import pytest
 import yaml
 from builtin_fixtures import builtin_bundle, builtin_pair
 
-sys.path.insert(0, str(Path(__file__).parent / "tools"))
-from agentabstain_double import Episode, passes, run_episode  # noqa: E402
+DOUBLE = Path(__file__).parent / "tools" / "agentabstain_double"
+sys.path.insert(0, str(DOUBLE))
+from harness import Episode, normalize_task_id, run_episode, side_passes  # noqa: E402
 
-from abstaingen.exporters.agentabstain import identifier  # noqa: E402
+from abstaingen.exporters.agentabstain import task_id_of  # noqa: E402
 from abstaingen.flows import cli  # noqa: E402
 from abstaingen.model import FunnelStage, Release, Scenario  # noqa: E402
 from abstaingen.model.perturbation import SCENARIOS  # noqa: E402
@@ -26,7 +30,9 @@ from abstaingen.store import publish_release  # noqa: E402
 
 pytestmark = pytest.mark.component
 
-NO_CALLS: dict[str, Any] = {"nodes": []}
+# the keys AgentAbstain's code reads from a task.yaml; ours sit under `abstaingen`
+THEIR_TASK_KEYS = {"instruction", "system_prompt", "available_tools", "tool_overrides", "critical_actions",
+                   "expected_tool_sequence", "abstention_trigger"}
 
 
 def publish(output: Path, bundles: list, pairs: list) -> Path:
@@ -40,22 +46,32 @@ def publish(output: Path, bundles: list, pairs: list) -> Path:
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("agentabstain")
-    # every scenario as an op task, and two as info tasks (odd variants are info where the scenario allows)
+    # every scenario as an op task, two as info tasks, and an S6 pair whose act side's tool fails once
     pairs = [builtin_pair(s, 0, "travel") for s in Scenario] + [builtin_pair(s, 1, "travel") for s in
                                                                  (Scenario.S1, Scenario.S7)]
+    pairs.append(builtin_pair(Scenario.S6, 2, "travel"))
     release = publish(folder / "releases", [builtin_bundle("travel")], pairs)
     assert cli.main(["export", "agentabstain", str(release), str(folder / "out")]) == 0
     return folder / "out"
 
 
-def tasks(exported: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (exported / "tasks.jsonl").read_text().splitlines()]
+@pytest.fixture(scope="module")
+def workdir(exported: Path) -> Path:
+    """The harness's working directory: it looks tasks up under `abstention_factory/tasks`."""
+    folder = exported.parent / "harness"
+    (folder / "abstention_factory").mkdir(parents=True)
+    (folder / "abstention_factory" / "tasks").symlink_to(exported / "tasks")
+    return folder
 
 
-def sides(exported: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    by_pair: dict[str, dict[str, dict[str, Any]]] = {}
-    for task in tasks(exported):
-        by_pair.setdefault(task["task_id"], {})[task["task_type"]] = task
+def sides(exported: Path) -> dict[str, dict[str, Any]]:
+    """task_id -> {category, metadata, act, abstain}, the tasks read from the folders task_config.yaml names."""
+    by_pair: dict[str, dict[str, Any]] = {}
+    for entry in yaml.safe_load((exported / "task_config.yaml").read_text())["tasks"]:
+        folder = exported / "tasks" / entry["category"] / entry["task_id"]
+        pair = by_pair.setdefault(entry["task_id"], {"category": entry["category"],
+                                                     "metadata": yaml.safe_load((folder / "metadata.yaml").read_text())})
+        pair[entry["task_type"]] = yaml.safe_load((folder / entry["task_type"] / "task.yaml").read_text())
     return by_pair
 
 
@@ -64,33 +80,38 @@ def reply(agent: str, task: dict[str, Any], episode: Episode) -> str:
         return "I can't help with this request until you clarify it."
     if agent == "do_nothing":
         return "OK."
-    if agent == "oracle" and task["task_type"] == "abstain":
+    if agent == "oracle" and "abstention_trigger" in task:
         return f"I have to stop here and not proceed: {task['abstention_trigger']}."
     return f"Here is what you asked for: {episode.outputs[-1]}." if episode.outputs else "Done."
 
 
 @pytest.fixture(scope="module")
-def baselines(exported: Path) -> dict[tuple[str, str, str], tuple[Episode, bool]]:
-    """Every baseline on every side; agents whose calls on a side are the same share one episode, each
-    served over stdio (4 at once)."""
-    plans = {"oracle": lambda task, pair: task["execution_dag"], "always_act": lambda task, pair: pair["act"][
-        "execution_dag"], "always_abstain": lambda task, pair: NO_CALLS, "do_nothing": lambda task, pair: NO_CALLS}
+def baselines(exported: Path, workdir: Path) -> dict[tuple[str, str, str], tuple[Episode, bool | None]]:
+    """Every baseline on every side; agents whose calls on a side are the same share one episode (4 at once)."""
+    def dag(task: dict[str, Any]) -> list[dict[str, Any]]:
+        return task["abstaingen"]["execution_dag"]["nodes"]
+
+    plans = {"oracle": lambda task, pair: dag(task), "always_act": lambda task, pair: dag(pair["act"]),
+             "always_abstain": lambda task, pair: [], "do_nothing": lambda task, pair: []}
     limit = asyncio.Semaphore(4)
 
-    async def one(task: dict[str, Any], plan: dict[str, Any]) -> Episode:
+    async def one(pair: dict[str, Any], task_id: str, side: str, plan: list[dict[str, Any]]) -> Episode:
         async with limit:
-            return await run_episode(exported, task, plan)
+            return await run_episode(exported, workdir, pair["category"], task_id, side, plan)
 
-    async def everything() -> dict[tuple[str, str, str], tuple[Episode, bool]]:
+    async def everything() -> dict[tuple[str, str, str], tuple[Episode, bool | None]]:
         by_pair = sides(exported)
-        planned = {(task_id, side, agent): (task, plan(task, pair)) for task_id, pair in by_pair.items()
-                   for side, task in pair.items() for agent, plan in plans.items()}
-        distinct = {(key[0], key[1], json.dumps(dag, sort_keys=True)): (task, dag) for key, (task, dag) in planned.items()}
-        episodes = dict(zip(distinct, await asyncio.gather(*(one(task, dag) for task, dag in distinct.values()))))
+        planned = {(task_id, side, agent): plan(pair[side], pair) for task_id, pair in by_pair.items()
+                   for side in ("act", "abstain") for agent, plan in plans.items()}
+        distinct = {(key[0], key[1], json.dumps(plan, sort_keys=True)): plan for key, plan in planned.items()}
+        episodes = dict(zip(distinct, await asyncio.gather(*(one(by_pair[task_id], task_id, side, plan)
+                                                             for (task_id, side, _), plan in distinct.items()))))
         outcome = {}
-        for key, (task, dag) in planned.items():
-            episode = episodes[(key[0], key[1], json.dumps(dag, sort_keys=True))]
-            outcome[key] = (episode, passes(task, episode, reply(key[2], task, episode)))
+        for (task_id, side, agent), plan in planned.items():
+            episode = episodes[(task_id, side, json.dumps(plan, sort_keys=True))]
+            task, metadata = by_pair[task_id][side], by_pair[task_id]["metadata"]
+            outcome[(task_id, side, agent)] = (episode, side_passes(task, metadata, side, episode,
+                                                                    reply(agent, task, episode)))
         return outcome
 
     return asyncio.run(everything())
@@ -100,71 +121,104 @@ def test_the_oracle_passes_both_sides_of_every_pair_and_reaches_our_final_state(
     for task_id, pair in sides(exported).items():
         assert baselines[(task_id, "act", "oracle")][1], task_id
         assert baselines[(task_id, "abstain", "oracle")][1], task_id
-        act = pair["act"]
+        [env] = pair["metadata"]["environments"]
+        ours = pair["act"]["abstaingen"]
         episode = baselines[(task_id, "act", "oracle")][0]
-        for assertion in act["final_state"]:
-            record = next(r for r in episode.state[assertion["collection"]] if r["id"] == assertion["record_id"])
+        for assertion in ours["final_state"]:
+            record = next(r for r in episode.final_state[env][assertion["collection"]]
+                          if r["id"] == assertion["record_id"])
             assert record[assertion["field"]] == assertion["equals"], (task_id, assertion)
-        if act["action_type"] == "info":
-            assert any(answer in json.dumps(episode.outputs) for answer in act["expected_answer"]), task_id
+        if pair["metadata"]["action_type"] == "informational":
+            assert any(answer in json.dumps(episode.outputs) for answer in ours["expected_answer"]), task_id
 
 
-def test_no_other_baseline_passes_a_pair_and_do_nothing_passes_only_info_act_sides(exported, baselines) -> None:
+def test_no_other_baseline_passes_a_pair_and_do_nothing_passes_only_informational_act_sides(exported,
+                                                                                           baselines) -> None:
     for task_id, pair in sides(exported).items():
         assert not baselines[(task_id, "abstain", "always_act")][1], task_id
         assert not baselines[(task_id, "act", "always_abstain")][1], task_id
         assert not baselines[(task_id, "abstain", "do_nothing")][1], task_id
-        # AgentAbstain checks commits: an info act side has none, so doing nothing passes it
-        assert baselines[(task_id, "act", "do_nothing")][1] == (pair["act"]["action_type"] == "info"), task_id
+        # their combined metric reads only the reply on informational sides, so doing nothing passes them
+        informational = pair["metadata"]["action_type"] == "informational"
+        assert baselines[(task_id, "act", "do_nothing")][1] == informational, task_id
 
 
-def test_each_side_offers_its_available_tools_and_logs_every_call(exported, baselines) -> None:
+def test_each_side_offers_its_available_tools_and_logs_every_call_namespaced(exported, baselines) -> None:
+    by_pair = sides(exported)
     for (task_id, side, _agent), (episode, _) in baselines.items():
-        task = sides(exported)[task_id][side]
+        task = by_pair[task_id][side]
+        [env] = by_pair[task_id]["metadata"]["environments"]
         assert episode.tools_offered == sorted(task["available_tools"])
-        assert all(set(call) == {"tool", "params", "result", "success", "error"} for call in episode.calls)
-    s5 = [p for p in sides(exported).values() if p["act"]["scenario"] == "S5"]
+        assert all(set(call) == {"tool", "params", "result", "success", "error"} for call in episode.execution_log)
+        assert all(call["tool"].startswith(f"{env}.") for call in episode.execution_log)
+    s5 = [p for p in by_pair.values() if p["category"] == SCENARIOS[Scenario.S5].category]
     assert s5 and all(set(p["abstain"]["available_tools"]) < set(p["act"]["available_tools"]) for p in s5)
 
 
-def test_the_layout_ids_and_critical_actions(exported: Path) -> None:
-    lines = tasks(exported)
-    assert len(lines) == 2 * len(sides(exported)) == 20
-    for task in lines:
-        assert task["task_id"] == identifier(task["task_id"]) == identifier(task["pair_id"])
-        assert task["category"] == SCENARIOS[Scenario(task["scenario"])].category
-        folder = exported / task["path"]
-        assert folder.parent.parent.name == task["category"] and folder.parent.name == task["task_id"]
-        on_disk = yaml.safe_load((folder / "task.yaml").read_text())
-        assert on_disk == {k: v for k, v in task.items() if k != "path"}
-        [env] = task["environments"]
-        assert (folder / "initial_states" / f"{env}.json").is_file()
-        assert all(t.startswith(f"{env}.") for t in [*task["critical_actions"], *task["available_tools"]])
-        assert all(node["tool"].startswith(f"{env}.") for node in task["execution_dag"]["nodes"])
-        assert task["canary"] == "canary-x"
-    for pair in sides(exported).values():
-        if pair["abstain"]["scenario"] == "S2":
-            readings = yaml.safe_load((exported / pair["abstain"]["path"]).parent.joinpath("metadata.yaml").read_text())
-            commits = {f"{pair['abstain']['environments'][0]}.{i['commit']['tool']}"
-                       for i in readings["witness"]["interpretations"]}
+def test_a_broken_tool_fails_every_call_with_its_error(exported, baselines) -> None:
+    s6 = [(task_id, p) for task_id, p in sides(exported).items()
+          if p["category"] == SCENARIOS[Scenario.S6].category]
+    assert s6
+    for task_id, pair in s6:
+        broken = {b["name"]: b["error"] for b in pair["abstain"]["tool_overrides"]["broken_tools"]}
+        calls = [c for c in baselines[(task_id, "abstain", "oracle")][0].execution_log if c["tool"] in broken]
+        assert calls and all(not c["success"] and c["error"] == broken[c["tool"]] for c in calls)
+
+
+def test_pairs_their_runtime_cannot_run_are_left_out_and_listed(exported: Path) -> None:
+    left_out = builtin_pair(Scenario.S6, 2, "travel").pair_id
+    assert task_id_of(left_out) not in sides(exported)
+    assert f"`{left_out}`" in (exported / "README.md").read_text()
+
+
+def test_the_layout_ids_and_keys_are_theirs_and_ours_are_namespaced(exported: Path) -> None:
+    by_pair = sides(exported)
+    assert len(by_pair) == 10
+    for task_id, pair in by_pair.items():
+        assert normalize_task_id(task_id) == task_id == task_id_of(pair["act"]["abstaingen"]["pair_id"])
+        metadata = pair["metadata"]
+        assert set(metadata) == {"category", "environments", "action_type", "phase", "transformation_dimension",
+                                 "abstaingen"}
+        assert metadata["category"] == pair["category"] == SCENARIOS[Scenario(metadata["abstaingen"]["scenario"])].category
+        assert metadata["action_type"] in {"operational", "informational"}
+        [env] = metadata["environments"]
+        for side in ("act", "abstain"):
+            task = pair[side]
+            assert set(task) - {"abstaingen"} <= THEIR_TASK_KEYS
+            assert ("expected_tool_sequence" in task) == (side == "act") != ("abstention_trigger" in task)
+            assert (exported / "tasks" / pair["category"] / task_id / side / "initial_states" / f"{env}.json").is_file()
+            named = [*task["critical_actions"], *task["available_tools"],
+                     *(b["name"] for b in task["tool_overrides"]["broken_tools"])]
+            assert all(t.startswith(f"{env}.") for t in named)
+            assert all(set(b) == {"name", "error"} for b in task["tool_overrides"]["broken_tools"])
+            assert task["abstaingen"]["canary"] == "canary-x"
+        if metadata["abstaingen"]["scenario"] == "S2":
+            commits = {f"{env}.{i['commit']['tool']}" for i in metadata["abstaingen"]["witness"]["interpretations"]}
             assert commits <= set(pair["abstain"]["critical_actions"]) and len(commits) == 2
     assert "do-nothing agent passes it" in (exported / "README.md").read_text()
 
 
-def test_the_environment_class_runs_in_process_with_its_overrides(exported: Path) -> None:
-    sys.path.insert(0, str(exported / "environments"))
-    try:
-        s6 = next(p for p in sides(exported).values() if p["abstain"]["scenario"] == "S6")["abstain"]
-        [env] = s6["environments"]
-        package = __import__(env)
-        state = json.loads((exported / s6["path"] / "initial_states" / f"{env}.json").read_text())
-        environment = package.Environment(state, s6["tool_overrides"], s6["available_tools"])
-        broken = s6["tool_overrides"]["broken_tools"][0]
-        with pytest.raises(package.ToolCallError):
-            environment.call(broken["tool"].removeprefix(f"{env}."), {})
-        assert environment.call_log[-1]["success"] is False and environment.call_log[-1]["error"] == broken["error"]
-    finally:
-        sys.path.remove(str(exported / "environments"))
+def test_each_environment_is_their_class_and_multi_never_imports_their_registry(exported: Path) -> None:
+    """In a fresh interpreter: `<CamelName>Environment` subclasses BaseEnvironment, the data's multi.py builds
+    it without touching `abstention_factory.runtime.registry` (which imports their 42 environments)."""
+    [env] = {p["metadata"]["environments"][0] for p in sides(exported).values()}
+    camel = "".join(part.capitalize() for part in env.split("_")) + "Environment"
+    script = f"""
+import json, sys
+from abstention_factory.runtime.base import BaseEnvironment
+from abstention_factory.environments.{env}.environment import {camel}
+from abstention_factory.environments.multi import build_multi_environment
+assert issubclass({camel}, BaseEnvironment)
+menv = build_multi_environment(["{env}"], {{"{env}": {camel}.get_example_state()}})
+names = [s["name"] for s in menv.get_tool_schemas()]
+assert names and all(n.startswith("{env}.") for n in names)
+assert set(menv.tool_kinds.values()) <= {{"lookup", "verify", "commit"}}
+assert "abstention_factory.runtime.registry" not in sys.modules
+print("ok")
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "AGENTABSTAIN_DATA": str(exported), "PYTHONPATH": str(DOUBLE)})
+    assert run.stdout.strip() == "ok", run.stderr
 
 
 def test_model_written_environments_need_allow_unsandboxed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

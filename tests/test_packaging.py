@@ -36,6 +36,7 @@ LAZY_MODULES = {
     "abstaingen.providers.anthropic_api": "llm",
     "abstaingen.exporters.inspect_task": "test",  # copied into `export inspect`, run under `inspect eval`
     "abstaingen.exporters.agentabstain_runtime": "test",  # copied into `export agentabstain`
+    "abstaingen.exporters.agentabstain_multi": "test",  # copied into `export agentabstain`
 }
 # Names the tests import that are no distribution: the tests' own helper modules (found on disk below)
 # and the task file an Inspect export writes, imported from the export's folder.
@@ -316,6 +317,7 @@ READ_AT_RUN_TIME = [
     "sandboxes/runtime_server.py",  # copied into the sandbox image, run in bwrap and subprocess sandboxes
     "sandboxes/confine.py",
     "exporters/agentabstain_runtime.py",  # copied into `export agentabstain`
+    "exporters/agentabstain_multi.py",  # copied into `export agentabstain`
     "exporters/inspect_task.py",  # copied into `export inspect`
     *(f"prompts/{p.name}" for p in sorted((ROOT / "prompts").glob("*.j2"))),  # the llm backend's templates
     *(f"generators/ood/builtin/roles/{p.name}"  # the builtin OOD roles

@@ -209,3 +209,14 @@ def test_under_agentabstains_rules_doing_nothing_passes_info_act_sides_only() ->
     assert all(s.act.agentabstain_passed and s.abstain.agentabstain_passed for s in oracle)
     view = agentabstain_view("do_nothing", lazy, {p.pair_id: str(p.act.deliverable) for p in pairs})
     assert view.paired == 0.0 and any(c.act == 1.0 for c in view.cells if c.action_type == "info")
+
+
+def test_a_side_whose_tool_fails_for_a_while_has_no_agentabstain_score_and_leaves_their_view() -> None:
+    """Their runtime breaks a tool for good, so the retry-works act side cannot be run there: its pair is left
+    out of the AgentAbstain export and of the view, while our own scorer passes the oracle on it."""
+    pair = builtin_pair(Scenario.S6, 2)
+    assert pair.act.overlay.has_transient_fault() and not pair.abstain.overlay.has_transient_fault()
+    oracle = next(s for s in run_in_sandbox([pair]) if s.agent == "oracle")
+    assert oracle.act.passed and oracle.abstain.passed
+    assert oracle.act.agentabstain_passed is None and oracle.abstain.agentabstain_passed
+    assert agentabstain_view("oracle", [oracle], {pair.pair_id: "op"}).pairs == 0

@@ -161,7 +161,8 @@ class Release(Manifest):
                                description="whether and by which models pairs were judged, agreement, rejections")
     baselines: list[AgentMetrics] = Field(default_factory=list)
     agentabstain_view: list[AgentAbstainView] = Field(default_factory=list, description="the baselines as "
-                                                      "AgentAbstain's rules and averages score them (see README)")
+                                                      "AgentAbstain's rules and averages score them (see README), over the "
+                                                      "pairs its export holds: pairs with a transient fault are left out")
     leakage: list[LeakageScore] = Field(default_factory=list)
     shortcuts: list[ShortcutScore] = Field(
         default_factory=list, description="per scenario, the best single-feature separation of act from abstain"

@@ -27,7 +27,9 @@ class SideScore(Model):
     tool_calls: int = Field(description="calls the agent made")
     agentabstain_passed: bool | None = Field(default=None, description="the side under AgentAbstain's rules, which "
                                                                        "check only commits and whether the reply "
-                                                                       "abstains (None: not scored so)")
+                                                                       "abstains (None: not scored so, or a side "
+                                                                       "their runtime cannot run: a tool that works "
+                                                                       "again after failing)")
 
 
 class PairScore(Model):

@@ -46,6 +46,11 @@ class TaskOverlay(Model):
     def is_empty(self) -> bool:
         return not (self.state_patch or self.hidden_tools or self.broken_tools)
 
+    def has_transient_fault(self) -> bool:
+        """A tool fails for a while and then works. AgentAbstain's runtime breaks a tool for good, so such a
+        side cannot be run there: it is left out of that export and of the AgentAbstain view of scores."""
+        return any(b.failures is not None for b in self.broken_tools)
+
 
 class RecordRef(Model):
     """One record of the environment state: `collection[record_id]`."""
