@@ -15,17 +15,21 @@ from pydantic import Field
 from abstaingen.model.common import Model
 from abstaingen.model.release import GENERATION_STAGES
 
-__all__ = ["STAGES", "Progress", "report", "watching"]
+__all__ = ["OOD_STAGES", "STAGES", "Progress", "report", "watching"]
 
 # The stages a generation run reports, in order (the terminal shows one line each).
 STAGES = (*GENERATION_STAGES, "dedup", "validate", "judge", "publish")
+# The stages an OOD run reports, in order.
+OOD_STAGES = ("write items", "dedup", "publish")
 
 
 class Progress(Model):
     stage: str = Field(description="one of STAGES")
-    done: int = Field(ge=0, description="items of the stage finished so far (environments, for most stages)")
+    done: int = Field(ge=0, description="items of the stage finished so far (environments for most stages, candidate "
+                                        "pairs for dedup and validate, roles for the OOD run's write items)")
     total: int = Field(ge=0, description="items the stage has in all, as far as known now")
-    accepted: int | None = Field(default=None, description="pairs kept so far, for the stages that keep or drop pairs")
+    accepted: int | None = Field(default=None, description="pairs (OOD items) kept so far, for the stages that keep "
+                                                           "or drop them")
     note: str = Field(default="", description="a short word on the item just finished, e.g. its environment")
 
 

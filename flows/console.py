@@ -1,8 +1,8 @@
-"""The terminal of `abstaingen generate`: what it shows while a run goes, and how it ends.
+"""The terminal of `abstaingen generate` and `abstaingen ood`: what it shows while a run goes, and how it ends.
 
 While the run goes (on stderr):
 - on a terminal, a live display: a line while Prefect starts, then a row per stage with its bar,
-  items done / total, pairs kept, pairs per second and the time left (`LiveDisplay`);
+  items done / total, pairs (or OOD items) kept, kept per second and the time left (`LiveDisplay`);
 - elsewhere (CI, pipes), plain lines: one when Prefect is starting, one per stage as it finishes,
   and one a minute for a stage that takes long (`LineDisplay`);
 - with -q, nothing (`SilentDisplay`).
@@ -10,7 +10,8 @@ Prefect's own console logging keeps its warnings and errors; its info records (a
 task run, the temporary server's start and stop) are held back unless -v (`hush_prefect`). They still
 reach the Prefect API, and so the UI.
 
-At the end (on stdout): the human summary (`summary_lines`), or with --json one `RunSummary`.
+At the end (on stdout): the human summary (`summary_lines`, `ood_summary_lines`: the same head, funnel,
+warnings and next commands), or with --json one `RunSummary` (`abstaingen ood --json`: its OodResult).
 
 The display hears the run through abstaingen.progress; it never reaches into the pipeline.
 """
@@ -40,7 +41,7 @@ from rich.text import Text
 from abstaingen.model import FunnelStage, Release
 from abstaingen.model.common import Model
 from abstaingen.model.release import RejectionSample
-from abstaingen.progress import STAGES, Progress
+from abstaingen.progress import OOD_STAGES, STAGES, Progress
 
 if TYPE_CHECKING:
     from abstaingen.config import GenerateConfig
@@ -51,16 +52,21 @@ __all__ = [
     "Gate",
     "LineDisplay",
     "LiveDisplay",
+    "OOD",
+    "PAIRS",
     "PrefectChatter",
+    "Product",
     "RunDisplay",
     "RunSummary",
     "SilentDisplay",
     "Verbosity",
     "hush_prefect",
     "judged_line",
+    "ood_summary_lines",
     "open_display",
     "prefect_api_url",
     "prefect_console_handlers",
+    "print_lines",
     "print_summary",
     "temporary_server_line",
     "summarize",
@@ -69,12 +75,30 @@ __all__ = [
 
 Verbosity = Literal["quiet", "normal", "verbose"]
 
-# What the items of a stage are, as abstaingen.progress reports them (environments unless named here).
-UNITS = {"capability": "seed instructions", "dedup": "candidate pairs", "publish": "release"}
-SHORT_UNITS = {"capability": "seeds", "dedup": "pairs", "publish": ""}
-# The stages whose `accepted` counts pairs kept (the generation stages report no pairs).
-PAIR_STAGES = {"dedup", "validate", "judge", "publish"}
-RATE_STAGES = {"validate", "judge"}  # the slow ones, where pairs per second says something
+
+
+class Product(Model):
+    """What a run's display says of the product it makes: what it keeps, its stages in order, the items each
+    stage counts (as abstaingen.progress reports them)."""
+
+    kept: str = Field(description="what the run keeps and publishes: pairs, items")
+    stages: tuple[str, ...] = Field(description="the stages it reports, in order: a row each")
+    units: dict[str, tuple[str, str]] = Field(description="stage -> what its items are, in words and short "
+                                                          "(environments, envs unless named)")
+    keeping: frozenset[str] = Field(description="the stages whose `accepted` counts what is kept")
+    rated: frozenset[str] = Field(description="the slow ones, where kept per second says something")
+
+    def unit(self, stage: str, short: bool = False) -> str:
+        return self.units.get(stage, ("environments", "envs"))[short]
+
+
+PAIRS = Product(kept="pairs", stages=STAGES, units={
+    "capability": ("seed instructions", "seeds"), "dedup": ("candidate pairs", "pairs"),
+    "validate": ("candidate pairs", "pairs"), "publish": ("release", "")},
+    keeping=frozenset({"dedup", "validate", "judge", "publish"}), rated=frozenset({"validate", "judge"}))
+OOD = Product(kept="items", stages=OOD_STAGES, units={
+    "write items": ("roles", "roles"), "dedup": ("candidate items", "items"), "publish": ("release", "")},
+    keeping=frozenset({"write items", "dedup", "publish"}), rated=frozenset({"write items"}))
 # The stages whose last note sums the stage up (elsewhere it names the item just finished, and is
 # dropped once the stage is done).
 SUMMING_NOTES = {"capability", "publish"}
@@ -200,8 +224,9 @@ SERVER_TIP = "a server kept running skips this wait: `abstaingen ui`, then expor
 
 
 class _Stage:
-    def __init__(self, name: str, now: float):
+    def __init__(self, name: str, now: float, product: Product):
         self.name, self.started = name, now
+        self.keeps, self.rated = name in product.keeping, name in product.rated
         self.done = self.total = 0
         self.accepted: int | None = None
         self.note = ""
@@ -211,15 +236,15 @@ class _Stage:
     def elapsed(self, now: float) -> float:
         return (self.finished or now) - self.started
 
-    def pairs(self) -> int | None:
-        """Pairs kept so far, once the stage has finished an item (before that, 0 says nothing)."""
-        if self.name not in PAIR_STAGES or (not self.done and self.finished is None):
+    def kept(self) -> int | None:
+        """Pairs (items) kept so far, once the stage has finished an item (before that, 0 says nothing)."""
+        if not self.keeps or (not self.done and self.finished is None):
             return None
         return self.accepted
 
     def rate(self, now: float) -> float | None:
-        pairs, elapsed = self.pairs(), self.elapsed(now)
-        return pairs / elapsed if self.name in RATE_STAGES and pairs and elapsed > 0.05 else None
+        kept, elapsed = self.kept(), self.elapsed(now)
+        return kept / elapsed if self.rated and kept and elapsed > 0.05 else None
 
     def shown_note(self) -> str:
         return self.note if self.finished is None or self.name in SUMMING_NOTES else ""
@@ -241,8 +266,8 @@ class RunDisplay:
 
     As a context manager it also sends stray stdout to stderr: stdout is kept for the summary."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic):
-        self.clock = clock
+    def __init__(self, clock: Callable[[], float] = time.monotonic, product: Product = PAIRS):
+        self.clock, self.product = clock, product
         self.lock = threading.RLock()
         self.stages: dict[str, _Stage] = {}
         self.waiting: str | None = None
@@ -320,7 +345,7 @@ class RunDisplay:
             now = self.clock()
             stage = self.stages.get(event.stage)
             if stage is None:
-                stage = self.stages[event.stage] = _Stage(event.stage, now)
+                stage = self.stages[event.stage] = _Stage(event.stage, now, self.product)
             stage.done, stage.total = event.done, event.total
             if event.accepted is not None:
                 stage.accepted = event.accepted
@@ -334,7 +359,7 @@ class RunDisplay:
         pass
 
     def ordered(self) -> list[_Stage]:
-        rank = {name: i for i, name in enumerate(STAGES)}
+        rank = {name: i for i, name in enumerate(self.product.stages)}
         return sorted(self.stages.values(), key=lambda s: (rank.get(s.name, len(rank)), s.started))
 
 
@@ -345,8 +370,8 @@ class SilentDisplay(RunDisplay):
 class LineDisplay(RunDisplay):
     """Not a terminal: a few plain lines, never a carriage return or a colour."""
 
-    def __init__(self, stream: IO[str], clock: Callable[[], float] = time.monotonic):
-        super().__init__(clock)
+    def __init__(self, stream: IO[str], clock: Callable[[], float] = time.monotonic, product: Product = PAIRS):
+        super().__init__(clock, product)
         self.stream = stream
 
     def _say(self, line: str) -> None:
@@ -369,15 +394,14 @@ class LineDisplay(RunDisplay):
             self._say(self.line(stage, now))
             stage.last_line = now
 
-    @staticmethod
-    def line(stage: _Stage, now: float) -> str:
-        unit = UNITS.get(stage.name, "environments")
+    def line(self, stage: _Stage, now: float) -> str:
+        unit, noun = self.product.unit(stage.name), self.product.kept
         parts = [f"{stage.done}/{stage.total} {unit}".rstrip() + ("" if stage.finished is not None else " so far")]
-        pairs, rate = stage.pairs(), stage.rate(now)
-        if pairs is not None:
-            parts.append(f"{pairs} pairs kept" if stage.name != "publish" else f"{pairs} pairs published")
+        kept, rate = stage.kept(), stage.rate(now)
+        if kept is not None:
+            parts.append(f"{kept} {noun} kept" if stage.name != "publish" else f"{kept} {noun} published")
         if rate is not None:
-            parts.append(f"{rate:.1f} pairs/s")
+            parts.append(f"{rate:.1f} {noun}/s")
         eta = stage.eta(now)
         parts.append(duration(stage.elapsed(now)) if eta is None else f"about {duration(eta)} left")
         return f"{stage.name}: {', '.join(parts)}"
@@ -413,8 +437,8 @@ class _AboveDisplay(io.TextIOBase):
 class LiveDisplay(RunDisplay):
     """A terminal: a live region, redrawn four times a second, left in place when the run ends."""
 
-    def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic):
-        super().__init__(clock)
+    def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic, product: Product = PAIRS):
+        super().__init__(clock, product)
         self.console = console
         self.spinner = Spinner("dots", style="cyan")
         self.live = Live(console=console, refresh_per_second=4, transient=False, redirect_stdout=True,
@@ -481,11 +505,12 @@ class LiveDisplay(RunDisplay):
         if not stages:
             return []
         cells: list[tuple[str, str, str, str]] = []
+        noun = self.product.kept
         for stage in stages:
-            kept, speed, eta = stage.pairs(), stage.rate(now), stage.eta(now)
-            cells.append((f"{stage.done}/{stage.total} {SHORT_UNITS.get(stage.name, 'envs')}".rstrip(),
-                          f"{kept} pairs" if kept is not None else "",
-                          f"{speed:.1f} pairs/s" if speed is not None else "",
+            kept, speed, eta = stage.kept(), stage.rate(now), stage.eta(now)
+            cells.append((f"{stage.done}/{stage.total} {self.product.unit(stage.name, short=True)}".rstrip(),
+                          f"{kept} {noun}" if kept is not None else "",
+                          f"{speed:.1f} {noun}/s" if speed is not None else "",
                           short_duration(stage.elapsed(now)) if eta is None else f"ETA {short_duration(eta)}"))
         name_w = max(len(stage.name) for stage in stages)
         count_w, pairs_w, rate_w, time_w = (max(len(c[i]) for c in cells) for i in range(4))
@@ -532,15 +557,15 @@ def short_duration(seconds: float) -> str:
     return duration(seconds, compact=True)
 
 
-def open_display(verbosity: Verbosity, stream: IO[str] | None = None) -> RunDisplay:
+def open_display(verbosity: Verbosity, stream: IO[str] | None = None, product: Product = PAIRS) -> RunDisplay:
     """-q: silent; a terminal that can redraw: live; anything else: plain lines."""
     stream = stream if stream is not None else sys.stderr
     if verbosity == "quiet":
-        return SilentDisplay()
+        return SilentDisplay(product=product)
     # A terminal is a real one: FORCE_COLOR (set in some CI) makes rich call a log file a terminal.
     if _isatty(stream) and os.environ.get("TERM", "") != "dumb":
-        return LiveDisplay(Console(file=stream, highlight=False, force_terminal=True))
-    return LineDisplay(stream)
+        return LiveDisplay(Console(file=stream, highlight=False, force_terminal=True), product=product)
+    return LineDisplay(stream, product=product)
 
 
 def _isatty(stream: IO[str]) -> bool:
@@ -585,6 +610,8 @@ class RunSummary(Model):
     judged: str | None = Field(description="whether and by which committee the pairs were judged, in a sentence; "
                                            "None when refused")
     warnings: list[str] = Field(description="what a user of the data must know, e.g. pairs lost to sandbox failures")
+    degraded: str | None = Field(default=None, description="why the published release is degraded (its run is "
+                                                           "tagged so), in one line; None: it is not, or refused")
     refusal: str | None = Field(description="why nothing was published; None when published")
     rejection_samples: list[RejectionSample] = Field(description="a few rejected pairs of each reason")
     sandbox: str | None = Field(description="the sandbox backend(s) that ran the pairs; None when refused")
@@ -634,7 +661,7 @@ def summarize(result: GenerationResult, config: GenerateConfig, elapsed_s: float
     if folder is None:
         folder = config.dataset.output_dir / release.name / release.version
     return RunSummary(status="published", dataset=release.name, version=release.version, folder=str(folder),
-                      seed=release.seed, total_pairs=release.total_pairs, counts=release.counts, gates=gates(release),
+                      degraded=result.degraded, seed=release.seed, total_pairs=release.total_pairs, counts=release.counts, gates=gates(release),
                       checked_against=release.checked_against,
                       judged=judged_line(release), refusal=None, sandbox=release.sandbox, cost_usd=release.cost_usd,
                       next_commands=next_commands(release, folder), **common)
@@ -673,78 +700,104 @@ def _gate_lines(found: list[Gate]) -> list[Text]:
     return lines
 
 
+def _refused_lines(dataset: str, refusal: str, took: str, warnings: list[Text], verbosity: Verbosity,
+                   funnel: list[FunnelStage]) -> tuple[list[Text], bool]:
+    """The head of a refused run's summary, and whether that is all (-q)."""
+    head = Text.assemble(("release refused", "bold red"), f": nothing was published ({dataset}, {took})")
+    reason = Text.assemble(("reason: ", "bold"), refusal)
+    if verbosity == "quiet":
+        return [head, reason, *warnings], True
+    return [head, reason, Text(), *_funnel_lines(funnel)], False
+
+
+def _published_head(dataset: str, version: str | None, folder: str | Path | None, degraded: str | None) -> list[Text]:
+    head = Text.assemble(("published", "bold green"), f" {dataset} {version} at {folder}")
+    return [head, *([Text(degraded, style="bold yellow")] if degraded else [])]
+
+
+def _tail(ui_url: str | None, next_commands: list[str]) -> list[Text]:
+    """The run's page, and what to run next on the release."""
+    lines = [Text.assemble(("run: ", "bold"), (ui_url, "cyan"))] if ui_url else []
+    if next_commands:
+        lines += [Text(), Text("next", style="bold"), *(Text.assemble("  ", (c, "cyan")) for c in next_commands)]
+    return lines
+
+
+def _seed(seed: int | None, checked_against: list[str]) -> str:
+    return f"seed {seed}" + (f"; none repeats {', '.join(checked_against)}" if checked_against else "")
+
+
 def summary_lines(summary: RunSummary, verbosity: Verbosity = "normal") -> list[Text]:
     """The human summary, a Text per line (styled; `.plain` for the text alone)."""
     took = duration(summary.elapsed_s)
     warnings = [Text.assemble(("warning: ", "bold yellow"), w) for w in summary.warnings]
     if summary.status == "refused":
-        head = Text.assemble(("release refused", "bold red"), f": nothing was published ({summary.dataset}, {took})")
-        reason = Text.assemble(("reason: ", "bold"), summary.refusal or "")
-        if verbosity == "quiet":
-            return [head, reason, *warnings]
+        lines, quiet = _refused_lines(summary.dataset, summary.refusal or "", took, warnings, verbosity, summary.funnel)
+        if quiet:
+            return lines
         samples = summary.rejection_samples[:SAMPLES_SHOWN]
-        lines = [head, reason, Text(), *_funnel_lines(summary.funnel)]
         if samples:
             lines += [Text(), Text(f"rejected pairs ({len(samples)} of {len(summary.rejection_samples)} samples)",
                                style="bold")]
             lines += [Text(f"  {s.pair_id}  {s.scenario} {s.domain}, {s.stage}: {s.reason}") for s in samples]
-        lines += warnings
-        if summary.ui_url:
-            lines.append(Text.assemble(("run: ", "bold"), (summary.ui_url, "cyan")))
+        lines += [*warnings, *_tail(summary.ui_url, [])]
         lines.append(Text("(-v shows Prefect's log of every task run)", style="dim"))
         return lines
-    head = Text.assemble(("published", "bold green"), f" {summary.dataset} {summary.version} at {summary.folder}")
+    head = _published_head(summary.dataset, summary.version, summary.folder, summary.degraded)
     if verbosity == "quiet":
-        return [head, *warnings]
-    seed = f"seed {summary.seed}" + (f"; none repeats {', '.join(summary.checked_against)}"
-                                     if summary.checked_against else "")
-    facts = [f"pairs: {summary.total_pairs}", seed, f"sandbox {summary.sandbox}", f"took {took}"]
+        return [*head, *warnings]
+    facts = [f"pairs: {summary.total_pairs}", _seed(summary.seed, summary.checked_against), f"sandbox {summary.sandbox}",
+             f"took {took}"]
     if summary.cost_usd:
         facts.insert(3, f"${summary.cost_usd:.2f}")
-    lines = [head, Text(", ".join(facts))]
+    lines = [*head, Text(", ".join(facts))]
     for dimension in ("scenario", "domain"):
         if dimension in summary.counts:
             lines.append(Text(f"by {dimension}: {_counts(summary.counts[dimension])}"))
     lines.append(Text(summary.judged or ""))
     lines += [Text(), *_funnel_lines(summary.funnel), Text(), *_gate_lines(summary.gates), *warnings]
-    if summary.ui_url:
-        lines.append(Text.assemble(("run: ", "bold"), (summary.ui_url, "cyan")))
-    lines += [Text(), Text("next", style="bold")]
-    lines += [Text.assemble("  ", (command, "cyan")) for command in summary.next_commands]
-    return lines
+    return lines + _tail(summary.ui_url, summary.next_commands)
 
 
-def print_summary(summary: RunSummary, verbosity: Verbosity, stream: IO[str] | None = None) -> None:
+def ood_summary_lines(result: OodResult, config: GenerateConfig, elapsed_s: float,
+                      verbosity: Verbosity = "normal") -> list[Text]:
+    """The human summary of `abstaingen ood`, in the style of `summary_lines`: where the release is, what it
+    holds, its funnel, how the scripted baselines score, whether the frames leak, and what to run next."""
+    took = duration(elapsed_s)
+    release = result.release
+    if result.outcome != "published" or release is None or result.folder is None:
+        lines, quiet = _refused_lines(config.ood.name, result.refusal or "", took, [], verbosity, result.funnel)
+        return lines if quiet else [*lines, *_tail(result.ui_url, [])]
+    warnings = [Text.assemble(("warning: ", "bold yellow"), w) for w in release.warnings]
+    head = _published_head(release.name, release.version, result.folder, result.degraded)
+    if verbosity == "quiet":
+        return [*head, *warnings]
+    facts = [f"items: {release.total_items}", _seed(release.seed, release.checked_against), f"took {took}"]
+    if release.cost_usd:
+        facts.insert(2, f"${release.cost_usd:.2f}")
+    lines = [*head, Text(", ".join(facts)), Text(f"by kind: {_counts(release.counts['kind'])}"),
+             Text(f"roles: {len(release.roles)} x {len(release.languages)} languages ({', '.join(release.languages)}); "
+                  f"bank: {release.bank}"), Text(), *_funnel_lines(result.funnel), Text()]
+    plain = [score for score in release.baselines if score.language == "all" and score.suffix == "plain"]
+    if plain:
+        width = max(len("baselines") - 2, *(len(score.agent) for score in plain))
+        lines.append(Text(f"{'baselines':<{width + 2}}    OS  AR_ID  RR_direct  RR_adaptive", style="bold"))
+        lines += [Text(f"  {s.agent:<{width}}  {s.os:>4.2f}  {s.ar_id:>5.2f}  {s.rr_direct:>9.2f}  "
+                       f"{s.rr_adaptive:>11.2f}") for s in plain]
+    if (leak := release.leakage) is not None:
+        lines.append(Text(f"leakage: frame words alone {leak.wrapper_accuracy:.2f} (chance 0.50, limit "
+                          f"{leak.threshold:.2f}); whole message {leak.full_text_accuracy:.2f}"))
+    where = shlex.quote(str(result.folder))
+    return [*lines, *warnings, *_tail(result.ui_url, [
+        f"abstaingen release verify {where}",
+        f"abstaingen export hf {where} {shlex.quote(f'{release.name}-{release.version}-hf')}"])]
+
+
+def print_lines(lines: list[Text], stream: IO[str] | None = None) -> None:
     console = Console(file=stream if stream is not None else sys.stdout, highlight=False, soft_wrap=True)
-    for line in summary_lines(summary, verbosity):
+    for line in lines:
         console.print(line)
 
 
-def ood_summary(result: OodResult) -> str:
-    """The closing lines of `abstaingen ood`: where the release is, what it holds, how the scripted
-    baselines score, whether the frames leak, and what to run next."""
-    funnel = "; ".join(f"{stage.stage} {stage.received} -> {stage.passed}"
-                       + (f" ({', '.join(f'{k} {v}' for k, v in stage.rejected.items())})" if stage.rejected else "")
-                       for stage in result.funnel)
-    if result.outcome != "published" or result.release is None or result.folder is None:
-        return "\n".join([f"abstaingen: release refused, nothing was published: {result.refusal}",
-                          f"  funnel: {funnel or 'none'}", f"  seed {result.seed}"])
-    release = result.release
-    lines = [f"published {release.name} {release.version} in {result.folder} (seed {release.seed}, "
-             f"{duration(result.elapsed_s)})",
-             f"  items: {', '.join(f'{k} {v}' for k, v in release.counts['kind'].items())}; {len(release.roles)} roles "
-             f"x {len(release.languages)} languages ({', '.join(release.languages)}); bank: {release.bank}",
-             f"  funnel: {funnel}"]
-    for score in release.baselines:
-        if score.language == "all" and score.suffix == "plain":
-            lines.append(f"  baseline {score.agent:<14} OS {score.os:.2f} (AR_ID {score.ar_id:.2f}, RR_direct "
-                         f"{score.rr_direct:.2f}, RR_adaptive {score.rr_adaptive:.2f})")
-    if (leak := release.leakage) is not None:
-        lines.append(f"  leakage: frame words alone {leak.wrapper_accuracy:.2f} (chance 0.50, limit {leak.threshold:.2f}); "
-                     f"whole message {leak.full_text_accuracy:.2f}")
-    lines += [f"  warning: {warning}" for warning in release.warnings]
-    if result.ui_url:
-        lines.append(f"  run: {result.ui_url}")
-    lines += [f"  next: abstaingen release verify {result.folder}",
-              f"        abstaingen export hf {result.folder} OUT_DIR"]
-    return "\n".join(lines)
+def print_summary(summary: RunSummary, verbosity: Verbosity, stream: IO[str] | None = None) -> None:
+    print_lines(summary_lines(summary, verbosity), stream)

@@ -2,7 +2,9 @@
 
 Inside the flow (`in_shell`): pre-flight (bad input is a Failed run with its one line), the run named and
 tagged for the UI, the Prefect API watched (a run without its record must not publish), the dataset's
-lock, and the final state (Completed only with a release). Around the flow (`start_flow`, for the CLI
+lock, and the final state (Completed only with a release; a degraded release's run is Completed with a
+message that says what was lost, and tagged `degraded`). The run carries its readable name from its
+start (`run_name_of`, the flows' flow_run_name). Around the flow (`start_flow`, for the CLI
 and tests): pre-flight before Prefect starts, what dead runs left behind cleaned up, signals that stop
 the run and everything it started, and its result or its one-line error.
 
@@ -15,22 +17,24 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import httpx
 from prefect import get_client, get_run_logger, tags
 from prefect.context import get_run_context
-from prefect.states import Failed, State
-from pydantic import Field
+from prefect.states import Completed, Failed, State
+from pydantic import Field, ValidationError
 
 import abstaingen
 from abstaingen.checkpoints import DatasetLock
+from abstaingen.config import GenerateConfig
 from abstaingen.errors import AbstaingenError, HostError
 from abstaingen.interrupts import publishing, stop_on_signals, stop_run, take_signals
 from abstaingen.model.common import Model
 from abstaingen.model.release import FunnelStage
+from abstaingen.pipelines.pairs import lost_to_infrastructure
 from abstaingen.sandboxes.backends import (
     DockerBackend,
     child_processes,
@@ -42,6 +46,7 @@ from abstaingen.store import remove_scratch, scratch_owners
 
 EXIT_FAILED, EXIT_USER_ERROR = 1, 2
 API_DEAD = "error: the Prefect API stopped answering during the run"
+DEGRADED_TAG = "degraded"  # on a Completed run whose release lost data to the infrastructure or a scenario floor
 
 
 class RunResult(Model):
@@ -53,6 +58,9 @@ class RunResult(Model):
     folder: Path | None = Field(default=None, description="where the release was published")
     funnel: list[FunnelStage] = Field(default_factory=list, description="items in, out and why, per stage")
     refusal: str | None = Field(default=None, description="why nothing was published")
+    degraded: str | None = Field(default=None, description="why the published release is degraded, in one line "
+                                                           "starting 'degraded: ' (data lost to sandbox or provider "
+                                                           "failures, a scenario under its floor); None: it is not")
     seed: int | None = Field(default=None, description="the seed the run drew from (rerun with it to resume)")
     flow_run_id: str | None = Field(default=None, description="the Prefect flow run")
     ui_url: str | None = Field(default=None, description="the flow run's page, when a Prefect server (not the "
@@ -102,6 +110,10 @@ async def in_shell(result_type: type[R], plan: Callable[[], P], labels: Callable
         lock.release()
         watcher.cancel()
     result = result.model_copy(update={"elapsed_s": round(time.monotonic() - started, 1)})
+    if result.outcome == "published" and result.degraded:
+        get_run_logger().warning("%s", result.degraded)
+        await tag_run(DEGRADED_TAG)
+        return Completed(message=result.degraded, data=result)
     if result.outcome == "published":
         return result
     prefix = "release refused" if result.outcome == "refused" else "bad input"
@@ -133,14 +145,57 @@ def start_flow(result_type: type[R], flow_run: Callable[[], Awaitable[State[Any]
     return result.model_copy(update={"flow_run_id": run_id, "ui_url": ui_link(run_id) if run_id else None})
 
 
+def run_name(dataset: str, seed: int | None) -> str:
+    """A flow run's name in the UI and in Prefect's log lines: what it makes."""
+    return f"{dataset} seed {seed}" if seed is not None else f"{dataset} (seed drawn at its start)"
+
+
+def run_name_of(dataset: Callable[[GenerateConfig], str]) -> Callable[[], str]:
+    """A flow's `flow_run_name`: the run's name from its `config` parameter (the dataset it makes, by `dataset`,
+    and its seed) as the run begins, so that Prefect's own "Beginning flow run" line names it. A run whose
+    config leaves the seed to be drawn (a schedule's) is renamed once it is (`label_run`)."""
+    def name() -> str:
+        from prefect.runtime import flow_run
+
+        given = flow_run.parameters.get("config", GenerateConfig())  # a default is not among the parameters
+        try:
+            config = given if isinstance(given, GenerateConfig) else GenerateConfig.model_validate(given)
+        except ValidationError:  # the run fails on it as bad input, under the flow's own name
+            return f"{flow_run.flow_name} (bad config)"
+        return run_name(dataset(config), config.dataset.seed)
+
+    return name
+
+
 async def label_run(about: RunLabels) -> None:
     """Name and tag the flow run by what it makes, now that its seed and sandbox are known."""
     flow_run = get_run_context().flow_run  # type: ignore[union-attr]
     if flow_run is None:
         return
     async with get_client() as client:
-        await client.update_flow_run(flow_run.id, name=f"{about.dataset} seed {about.seed}",
+        await client.update_flow_run(flow_run.id, name=run_name(about.dataset, about.seed),
                                      tags=sorted({*flow_run.tags, f"dataset:{about.dataset}", *about.tags}))
+
+
+async def tag_run(tag: str) -> None:
+    """Add `tag` to the flow run's tags (as the API has them: label_run's among them)."""
+    flow_run = get_run_context().flow_run  # type: ignore[union-attr]
+    if flow_run is None:
+        return
+    async with get_client() as client:
+        tags = (await client.read_flow_run(flow_run.id)).tags
+        await client.update_flow_run(flow_run.id, tags=sorted({*tags, tag}))
+
+
+def warn_of_losses(subject: str, stages: Sequence[FunnelStage], items: str, cause: str = "") -> None:
+    """A warning (never info: a loss to the infrastructure degrades the release) for the items of `stages` that
+    sandbox or provider failures lost, by reason, with what the last failure said (`cause`)."""
+    for stage in stages:
+        if lost := lost_to_infrastructure(stage):
+            get_run_logger().warning("%s: %d of %d %s lost to infrastructure at %s (%s)%s", subject,
+                                     sum(lost.values()), stage.received, items, stage.stage,
+                                     ", ".join(f"{reason} {n}" for reason, n in lost.items()),
+                                     f"; {cause}" if cause else "")
 
 
 async def take_dataset_lock(lock: DatasetLock) -> None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from abstaingen.errors import AbstaingenError
 from abstaingen.generators.base import (
     GENERATORS,
+    PROVIDER_ERROR,
     Generator,
     ItemLost,
     NotApplicable,
@@ -66,5 +67,5 @@ def get_generator(name: str) -> Generator:
     return _OPEN[name]
 
 
-__all__ = ["GENERATORS", "Generator", "ItemLost", "NotApplicable", "PositiveTask", "generators_for_run",
+__all__ = ["GENERATORS", "PROVIDER_ERROR", "Generator", "ItemLost", "NotApplicable", "PositiveTask", "generators_for_run",
            "get_generator", "make_generator", "register_generator"]

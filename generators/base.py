@@ -42,6 +42,11 @@ class NotApplicable(Exception):  # noqa: N818 - an outcome, counted in the funne
     """The environment offers nothing this scenario can be written on."""
 
 
+# ItemLost's reason for an item whose model request kept failing (after the SDK's own retries): lost to the
+# infrastructure, not on its merits.
+PROVIDER_ERROR = "provider_error"
+
+
 class ItemLost(Exception):  # noqa: N818 - an outcome, counted in the funnel, not an error
     """This one item could not be written (the model never gave a usable draft, the budget ran out):
     the funnel counts it under `reason` and the run goes on with the others."""

@@ -33,7 +33,8 @@ from abstaingen.model.ood import ITEM_KINDS, ItemKind, OodItem, Question, Questi
 from abstaingen.model.pair import Provenance
 from abstaingen.model.release import FunnelStage, GenerationReport, OodRelease
 from abstaingen.ood_scoring import baseline_scores
-from abstaingen.pipelines.pairs import merge_funnel
+from abstaingen.pipelines.pairs import lost_to_infrastructure, merge_funnel
+from abstaingen.progress import report
 from abstaingen.store import counts_for_items
 from abstaingen.validators.dedup import DeduplicatedItems, EarlierItems, remove_duplicate_items
 from abstaingen.validators.ood import leakage_report, question_block
@@ -201,6 +202,8 @@ class Assembled(Model):
     items: list[OodItem]
     roles: list[RolePolicy]
     refusal: str | None = Field(default=None, description="why the release must not be published; None: publish")
+    degraded: str | None = Field(default=None, description="why the release, though it may be published, is "
+                                                           "degraded: items lost to provider failures; None: it is not")
 
 
 def missing_kinds(items: Sequence[OodItem], roles: Sequence[str], languages: Sequence[str]) -> list[str]:
@@ -243,7 +246,16 @@ def assemble(plan: OodPlan, items: Sequence[OodItem], tallies: Sequence[FunnelSt
         models=report.models, prompts=report.prompts, cost=report.cost, warnings=warnings, total_items=len(items),
         roles=sorted(roles), languages=plan.languages, bank=bank_source, relatedness_threshold=threshold,
         baselines=baseline_scores(items, roles) if items else [], leakage=leakage, repairs=report.repairs)
-    return Assembled(release=release, items=items, roles=[roles[r] for r in sorted(roles)], refusal=refusal)
+    return Assembled(release=release, items=items, roles=[roles[r] for r in sorted(roles)], refusal=refusal,
+                     degraded=degradation(funnel))
+
+
+def degradation(funnel: Sequence[FunnelStage]) -> str | None:
+    """What the release lost to the infrastructure (model requests that kept failing), per stage, in one line
+    starting 'degraded: '; None when nothing was lost that way."""
+    parts = [f"{stage.stage}: {sum(lost.values())} of {stage.received} lost to infrastructure" for stage in funnel
+             if (lost := lost_to_infrastructure(stage))]
+    return f"degraded: {'; '.join(parts)}" if parts else None
 
 
 # --- the whole run, without Prefect ----------------------------------------------------------------------
@@ -287,5 +299,8 @@ async def run_ood(plan: OodPlan, canary: str, runner: OodStageRunner | None = No
                                                      for role in plan.roles], [role.role_id for role in plan.roles])
     finally:
         await generator.aclose()
+    written = sum(len(batch.items) for batch in batches)
+    report("dedup", 0, written)
     unique = runner.dedup(batches, earlier or EarlierItems(), after=batches)
+    report("dedup", written, written, len(unique.kept))
     return runner.assemble(plan, batches, unique, bank, generator, canary, after=[unique])

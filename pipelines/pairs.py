@@ -25,6 +25,7 @@ from abstaingen.config import (
 )
 from abstaingen.errors import AbstaingenError, shown
 from abstaingen.generators import (
+    PROVIDER_ERROR,
     Generator,
     ItemLost,
     NotApplicable,
@@ -49,7 +50,7 @@ from abstaingen.validators.judge import CHECKS as JUDGE_CHECKS
 from abstaingen.validators.judge import Committee, JudgedBatch, committee_for_run, judge_environment, judge_report
 from abstaingen.validators.judge import prompt_hashes as judge_prompts
 from abstaingen.validators.leakage import leakage_report
-from abstaingen.validators.shortcuts import shortcut_report
+from abstaingen.validators.shortcuts import MIN_PAIRS, shortcut_report
 from abstaingen.validators.validate import (
     ENV_INFRASTRUCTURE,
     INFRASTRUCTURE,
@@ -60,6 +61,9 @@ from abstaingen.validators.validate import (
 
 FUNNEL_STAGES = (*GENERATION_STAGES, "dedup", *LAYERS, "judge")
 RUNTIME_SCENARIOS = {"S6", "S7", "S8"}
+# Why work is lost to the infrastructure rather than on its merits: a sandbox that failed on every attempt (a
+# pair's, or its environment checks'), a model request that kept failing.
+INFRASTRUCTURE_REASONS = frozenset({INFRASTRUCTURE, ENV_INFRASTRUCTURE, PROVIDER_ERROR})
 T = TypeVar("T")
 
 
@@ -230,6 +234,44 @@ def infrastructure_losses(kept: list[TaskPair], rejected: list[TaskPair]) -> tup
             for value in sorted({str(getattr(p, kind)) for p in lost} - {str(getattr(p, kind)) for p in kept})]
     warning = f"{len(lost)} pairs were rejected because their sandbox failed on every attempt"
     return gone, [warning + (f"; lost entirely: {', '.join(gone)}" if gone else "")]
+
+
+def lost_to_infrastructure(stage: FunnelStage) -> dict[str, int]:
+    """The stage's rejections whose reason is an infrastructure failure (reason -> count); a generation stage
+    prefixes its reasons with the scenario ("S5: provider_error")."""
+    return {reason: n for reason, n in stage.rejected.items()
+            if reason.rpartition(": ")[2] in INFRASTRUCTURE_REASONS}
+
+
+# The funnel stages whose items are pairs (before them, seed instructions and environments).
+PAIR_STAGES = ("task", "perturbation", *LAYERS)
+
+
+def scenario_floor(planned: int) -> int:
+    """The fewest pairs a scenario may keep before its release is degraded: as many as the release gates need
+    to judge it (MIN_PAIRS: below that, leakage and shortcuts are reported but not gated) when the run set out
+    to write that many; otherwise one, the coverage the release asks for."""
+    return MIN_PAIRS if planned >= MIN_PAIRS else 1
+
+
+def degradation(funnel: Sequence[FunnelStage], kept: Sequence[TaskPair], planned_per_scenario: int) -> str | None:
+    """Why a release that may be published is not the one its run set out to make, in one line: pairs,
+    environments or seeds lost to the infrastructure, and each scenario left under its floor (scenario_floor of
+    the pairs planned for it). None: nothing was lost that way."""
+    lines = {line.stage: line for line in funnel}
+    parts = []
+    lost = sum(n for stage in PAIR_STAGES if stage in lines for n in lost_to_infrastructure(lines[stage]).values())
+    if lost:
+        planned = lines["task"].received if "task" in lines else lost
+        parts.append(f"{lost} of {planned} pairs lost to infrastructure")
+    for stage, items in (("capability", "seed instructions"), ("environment", "environments")):
+        if stage in lines and (gone := sum(lost_to_infrastructure(lines[stage]).values())):
+            parts.append(f"{gone} of {lines[stage].received} {items} lost to infrastructure")
+    counts = Counter(str(pair.scenario) for pair in kept)
+    floor = scenario_floor(planned_per_scenario)
+    parts += [f"{scenario} {counts[scenario]} pairs (floor {floor})" for scenario in (s.value for s in Scenario)
+              if counts[scenario] < floor]
+    return f"degraded: {'; '.join(parts)}" if parts else None
 
 
 def missing_coverage(kept: list[TaskPair], domains: Sequence[str], scenarios: Sequence[str]) -> list[str]:
@@ -477,6 +519,13 @@ class PairsRun(Model):
         if self.assembly.pairs and not self.assembly.refusal:
             return None
         return self.assembly.refusal or "no pair survived validation"
+
+    @property
+    def degraded(self) -> str | None:
+        """Why the release, though it may go out, is degraded (`degradation`); None when it is whole. Every
+        environment made was asked for `variants_per_scenario` pairs of each scenario."""
+        planned = len(self.bundles) * self.plan.config.generation.variants_per_scenario
+        return degradation(self.funnel, self.assembly.pairs, planned)
 
 
 def budget_warning(funnel: list[FunnelStage], config: GenerateConfig) -> list[str]:

@@ -46,6 +46,24 @@ def artifacts_of(api_url: str, flow_run_id: str) -> dict[str, dict[str, Any]]:
     return {a["key"]: a for a in found if a.get("key")}
 
 
+def artifacts_in_order(api_url: str, flow_run_id: str) -> list[dict[str, Any]]:
+    """A flow run's artifacts with a key, in the order they were made."""
+    body = {"artifacts": {"flow_run_id": {"any_": [flow_run_id]}}, "limit": 200}
+    found = httpx.post(f"{api_url}/artifacts/filter", json=body, timeout=30).raise_for_status().json()
+    return sorted((a for a in found if a.get("key")), key=lambda a: a["created"])
+
+
+def logs_of(api_url: str, flow_run_id: str) -> list[dict[str, Any]]:
+    """Every log line of a flow run and its task runs that reached the API, oldest first (flush Prefect's log
+    handler first: it sends in batches)."""
+    body = {"logs": {"flow_run_id": {"any_": [flow_run_id]}}, "sort": "TIMESTAMP_ASC", "limit": 200}
+    found: list[dict[str, Any]] = []
+    while page := httpx.post(f"{api_url}/logs/filter", json={**body, "offset": len(found)},
+                             timeout=30).raise_for_status().json():
+        found += page
+    return found
+
+
 def task_run_names(api_url: str, flow_run_id: str) -> list[str]:
     body = {"task_runs": {"flow_run_id": {"any_": [flow_run_id]}}, "limit": 200}
     return [t["name"] for t in httpx.post(f"{api_url}/task_runs/filter", json=body, timeout=30).raise_for_status().json()]

@@ -19,8 +19,10 @@ from abstaingen.config import GenerateConfig
 from abstaingen.flows import cli, console
 from abstaingen.flows import generate as generate_flow
 from abstaingen.flows.generate import GenerationResult
+from abstaingen.flows.ood import OodResult
 from abstaingen.model import FunnelStage, Release
-from abstaingen.model.release import RejectionSample
+from abstaingen.model.ood import OodLeakage, OodScore
+from abstaingen.model.release import OodRelease, RejectionSample
 from abstaingen.model.score import AgentMetrics
 from abstaingen.progress import Progress
 
@@ -121,6 +123,83 @@ def test_the_summary_of_a_refused_release_says_why_with_the_funnel_and_a_few_sam
     assert not any("abstaingen release verify" in line for line in lines)
 
 
+def test_a_degraded_release_says_so_under_its_head(tmp_path: Path) -> None:
+    result = published(tmp_path).model_copy(update={"degraded": "degraded: 1 of 32 pairs lost to infrastructure"})
+    summary = console.summarize(result, GenerateConfig(), elapsed_s=95.2)
+    for verbosity in ("normal", "quiet"):
+        lines = [line.plain for line in console.summary_lines(summary, verbosity)]  # type: ignore[arg-type]
+        assert lines[1] == "degraded: 1 of 32 pairs lost to infrastructure", lines
+    assert summary.degraded == result.degraded
+
+
+OOD_FUNNEL = [FunnelStage(stage="relatedness", received=30, passed=24, rejected={"too_close_to_role": 6}),
+              FunnelStage(stage="dedup", received=72, passed=70, rejected={"near_duplicate": 2})]
+
+
+def ood_published(tmp_path: Path) -> OodResult:
+    scores = [OodScore(agent=agent, suffix="plain", language="all", items=72, ar_id=ar, rr_direct=rr, rr_adaptive=rr,
+                       os=os_, id_accuracy=0.5, unparsed=0)
+              for agent, ar, rr, os_ in (("always_accept", 1.0, 0.0, 0.0), ("scope_aware", 1.0, 0.95, 0.97))]
+    release = OodRelease(
+        name="abstaingen-ood", version="v3", created_by="test", config_fingerprint="f" * 64, seed=21,
+        checked_against=["v1", "v2"], counts={"kind": {"id": 24, "direct_ood": 23, "laundered_ood": 23}},
+        funnel=OOD_FUNNEL, total_items=70, roles=["retail_banking", "travel_booking"], languages=["en", "zh", "hi"],
+        bank="builtin", relatedness_threshold=0.5, baselines=scores, warnings=["incomplete: 1 role and language"],
+        leakage=OodLeakage(framed_share_accept=0.5, framed_share_refuse=0.5, wrapper_accuracy=0.52,
+                           full_text_accuracy=0.97, threshold=0.7, folds=5, items=46))
+    return OodResult(outcome="published", release=release, folder=tmp_path / "out" / "abstaingen-ood" / "v3",
+                     funnel=OOD_FUNNEL, seed=21, ui_url="http://127.0.0.1:4200/runs/flow-run/run-2")
+
+
+def test_the_ood_summary_has_the_style_of_the_generate_summary(tmp_path: Path) -> None:
+    result = ood_published(tmp_path)
+    folder = tmp_path / "out" / "abstaingen-ood" / "v3"
+    lines = [line.plain for line in console.ood_summary_lines(result, GenerateConfig(), elapsed_s=62)]
+
+    assert lines[0] == f"published abstaingen-ood v3 at {folder}"  # the head generate's summary has
+    assert lines[1] == "items: 70, seed 21; none repeats v1, v2, took 1 min 02 s"
+    assert "by kind: direct_ood 23, id 24, laundered_ood 23" in lines
+    funnel = lines[lines.index(next(line for line in lines if line.startswith("funnel"))):]
+    assert funnel[0].split() == ["funnel", "in", "out", "rejected"]  # generate's funnel table
+    assert funnel[1].split() == ["relatedness", "30", "24", "too_close_to_role", "6"]
+    baselines = next(i for i, line in enumerate(lines) if line.startswith("baselines"))
+    assert lines[baselines].split() == ["baselines", "OS", "AR_ID", "RR_direct", "RR_adaptive"]
+    assert lines[baselines + 2].split() == ["scope_aware", "0.97", "1.00", "0.95", "0.95"]
+    assert "warning: incomplete: 1 role and language" in lines
+    assert "run: http://127.0.0.1:4200/runs/flow-run/run-2" in lines
+    assert lines[-3:] == ["next", f"  abstaingen release verify {folder}",
+                          f"  abstaingen export hf {folder} abstaingen-ood-v3-hf"]
+    quiet = [line.plain for line in console.ood_summary_lines(result, GenerateConfig(), 62, "quiet")]
+    assert quiet == [f"published abstaingen-ood v3 at {folder}", "warning: incomplete: 1 role and language"]
+
+
+def test_a_refused_ood_release_says_why_as_a_refused_generate_does() -> None:
+    result = OodResult(outcome="refused", funnel=OOD_FUNNEL, refusal="no item survived the checks", seed=4)
+    lines = [line.plain for line in console.ood_summary_lines(result, GenerateConfig(), elapsed_s=30)]
+    assert lines[:2] == ["release refused: nothing was published (abstaingen-ood, 30 s)",
+                         "reason: no item survived the checks"]
+    assert any(line.split()[:3] == ["dedup", "72", "70"] for line in lines)
+
+
+def test_the_ood_run_shows_its_own_stages_in_order_with_items_and_roles() -> None:
+    stream, clock = io.StringIO(), Clock()
+    display = console.LineDisplay(stream, clock, product=console.OOD)
+    display.update(Progress(stage="write items", done=0, total=2, accepted=0))
+    clock.now += 4
+    display.update(Progress(stage="write items", done=2, total=2, accepted=72, note="travel_booking"))
+    display.update(Progress(stage="dedup", done=72, total=72, accepted=70))
+    display.update(Progress(stage="publish", done=1, total=1, accepted=70, note="v3"))
+    assert stream.getvalue().splitlines() == ["write items: 2/2 roles, 72 items kept, 18.0 items/s, 4.0 s",
+                                              "dedup: 72/72 candidate items, 70 items kept, 0.0 s",
+                                              "publish: 1/1 release, 70 items published, 0.0 s"]
+    live, _ = live_display(Clock(), console.OOD)
+    live.update(Progress(stage="publish", done=0, total=1))
+    live.update(Progress(stage="write items", done=1, total=2, accepted=30))
+    rows = [row.plain for row in live._rows(live.clock(), 120)]
+    assert rows[0].split()[1:2] == ["write"] and "1/2 roles" in rows[0] and "30 items" in rows[0], rows
+    assert rows[1].split()[1] == "publish", rows  # in the order of the OOD stages, not of the events
+
+
 # --- the command ---------------------------------------------------------------------------------
 
 
@@ -202,12 +281,12 @@ def test_off_a_terminal_the_display_prints_a_plain_line_per_finished_stage() -> 
         display.update(Progress(stage="capability", done=0, total=2))
         clock.now += 0.5
         display.update(Progress(stage="capability", done=2, total=2, note="2 capability specs"))
-        display.update(Progress(stage="validate", done=0, total=2, accepted=0))
+        display.update(Progress(stage="validate", done=0, total=32, accepted=0))
         clock.now += 8
-        display.update(Progress(stage="validate", done=1, total=2, accepted=16, note="travel"))
+        display.update(Progress(stage="validate", done=16, total=32, accepted=16, note="travel"))
         clock.now += 8
-        display.update(Progress(stage="validate", done=2, total=2, accepted=32, note="banking"))
-        display.update(Progress(stage="validate", done=2, total=2, accepted=32))  # said once
+        display.update(Progress(stage="validate", done=32, total=32, accepted=32, note="banking"))
+        display.update(Progress(stage="validate", done=32, total=32, accepted=32))  # said once
         display.update(Progress(stage="judge", done=0, total=2, accepted=0))
         clock.now += 61
         display.update(Progress(stage="judge", done=1, total=2, accepted=10))  # a minute on: a line
@@ -216,7 +295,7 @@ def test_off_a_terminal_the_display_prints_a_plain_line_per_finished_stage() -> 
         f"starting Prefect's temporary server (about 30 s)... ({console.SERVER_TIP})",
         "Prefect's temporary server answered after 31 s",
         "capability: 2/2 seed instructions, 0.5 s",
-        "validate: 2/2 environments, 32 pairs kept, 2.0 pairs/s, 16 s",
+        "validate: 32/32 candidate pairs, 32 pairs kept, 2.0 pairs/s, 16 s",
         "judge: 1/2 environments so far, 10 pairs kept, 0.2 pairs/s, about 1 min 01 s left",
     ]
 
@@ -249,14 +328,18 @@ def test_the_display_is_chosen_by_the_stream_and_verbosity(monkeypatch: pytest.M
 
 
 def live(clock: Clock) -> tuple[console.LiveDisplay, io.StringIO]:
+    return live_display(clock, console.PAIRS)
+
+
+def live_display(clock: Clock, product: console.Product) -> tuple[console.LiveDisplay, io.StringIO]:
     stream = io.StringIO()
-    return console.LiveDisplay(Console(file=stream, force_terminal=True, width=120), clock), stream
+    return console.LiveDisplay(Console(file=stream, force_terminal=True, width=120), clock, product), stream
 
 
 def test_on_a_terminal_each_stage_has_a_row_with_counts_pairs_rate_and_time_left() -> None:
     clock = Clock()
     display, _ = live(clock)
-    display.update(Progress(stage="validate", done=1, total=4, accepted=16, note="travel"))
+    display.update(Progress(stage="validate", done=16, total=64, accepted=16, note="travel"))
     display.update(Progress(stage="capability", done=2, total=2))
     clock.now += 8
     out = Console(file=io.StringIO(), width=120)
@@ -268,12 +351,12 @@ def test_on_a_terminal_each_stage_has_a_row_with_counts_pairs_rate_and_time_left
     capability, validate = (next(r for r in rows if name in r) for name in ("capability", "validate"))
     assert rows.index(capability) < rows.index(validate)  # in the order of the stages, not of the events
     assert "2/2 seeds" in capability and capability.lstrip().startswith("✓")
-    assert "1/4 envs" in validate and "16 pairs" in validate and "2.0 pairs/s" in validate
+    assert "16/64 pairs" in validate and "16 pairs" in validate and "2.0 pairs/s" in validate
     assert "ETA 24s" in validate and "travel" in validate
-    narrow = [line.plain for line in display._rows(clock.now, 50)]  # the bar narrows, the rate and note go
-    assert all(len(line) <= 50 for line in narrow), narrow
+    narrow = [line.plain for line in display._rows(clock.now, 53)]  # the bar narrows, the rate and note go
+    assert all(len(line) <= 53 for line in narrow), narrow
     icon, name, bar, *rest = narrow[1].split()
-    assert (name, rest) == ("validate", ["1/4", "envs", "16", "pairs", "ETA", "24s"])
+    assert (name, rest) == ("validate", ["16/64", "pairs", "16", "pairs", "ETA", "24s"])
     assert 10 <= len(bar) < 24 and bar == "━" * round(len(bar) / 4) + "─" * (len(bar) - round(len(bar) / 4))
 
 

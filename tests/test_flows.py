@@ -1,5 +1,6 @@
 """Both flows in this process, under Prefect's test harness (its temporary server and database): how a
-run ends (its state and message), its task runs' names, its artifacts, and a resume. The CLI runs in
+run ends (its state, message and tags, degraded or not), its name, its task runs' names, its artifacts,
+its logs of losses, its progress, and a resume. The CLI runs in
 test_flow_end_to_end.py, test_ood_flow.py and test_operations.py check what only a process can show
 (exit codes, output, signals, a killed run)."""
 
@@ -8,24 +9,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from prefect_runs import artifacts_of, task_run_names
+from prefect_runs import artifacts_in_order, artifacts_of, logs_of, task_run_names
 from releases import published_pairs
 
 from abstaingen.config import GenerateConfig
+from abstaingen.flows.artifacts import OOD_ARTIFACTS, PAIRS_ARTIFACTS, ArtifactKeys
+from abstaingen.model import Scenario
+from abstaingen.progress import Progress, watching
 from abstaingen.sandboxes.backends import RUN_OWNER_ENV
+from abstaingen.sandboxes.session import SandboxError
 
 pytestmark = pytest.mark.flow
 
 DATASET = "abstaingen-builtin"
+KEY = ArtifactKeys(dataset=DATASET, names=PAIRS_ARTIFACTS)
+OOD_KEY = ArtifactKeys(dataset="abstaingen-ood", names=OOD_ARTIFACTS)
 GENERATION_TASKS = {"capability", "environment travel", "task travel", "perturbation travel", "validate travel",
                     "dedup", "assemble release"}
-GENERATION_ARTIFACTS = {"stage-funnel", "baseline-gates", "shortcut-gate", "leakage-report", "cost",
-                        "release-summary"}
+GENERATION_ARTIFACTS = {KEY(name) for name in ("progress-environment", "progress-task", "progress-perturbation",
+                                               "progress-validate", "stage-funnel", "baseline-gates", "shortcut-gate",
+                                               "leakage-report", "cost", "release-summary")}
 
 
 @pytest.fixture(scope="module")
@@ -73,19 +82,59 @@ def flow_run(api: str, run_id: str | None) -> dict:
 
 @pytest.fixture(scope="module")
 def published_then_refused(api: str, tmp_path_factory: pytest.TempPathFactory):
-    """One run publishes v1; the same seed again makes the same pairs, which the dedup against v1 drops."""
+    """One run publishes v1 (what it tells of its progress is kept); the same seed again makes the same
+    pairs, which the dedup against v1 drops."""
     from abstaingen.flows.generate import run_generate_flow
 
     output = tmp_path_factory.mktemp("in-process") / "out"
+    told: list[Progress] = []
     with run_label_restored():
-        first = run_generate_flow(builtin_config(output, 5))
+        with watching(told.append):
+            first = run_generate_flow(builtin_config(output, 5))
         again = run_generate_flow(builtin_config(output, 5))
-    return output / DATASET, first, again
+    return output / DATASET, first, again, told
+
+
+def sandbox_fails_on(scenario: Scenario):
+    """Every sandbox dies under the pairs of `scenario`: each is retried in a fresh one, which dies too, and the
+    pair is lost to the infrastructure (validators.validate)."""
+    from abstaingen.validators import validate
+
+    real = validate._execute
+
+    async def execute(session, pair, bundle):  # type: ignore[no-untyped-def]
+        if pair.scenario == scenario:
+            raise SandboxError("the sandbox stopped answering (simulated)")
+        return await real(session, pair, bundle)
+
+    return execute
+
+
+@pytest.fixture(scope="module")
+def degraded(api: str, tmp_path_factory: pytest.TempPathFactory):
+    """A run whose sandboxes die on every S5 pair: both are lost to the infrastructure, S5 with them, and the
+    release is published all the same (sandbox.allow_infrastructure_loss)."""
+    from abstaingen.flows.generate import run_generate_flow
+    from abstaingen.validators import validate
+
+    config = builtin_config(tmp_path_factory.mktemp("degraded") / "out", 6)
+    config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"allow_infrastructure_loss": True})})
+    with run_label_restored(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(validate, "_execute", sandbox_fails_on(Scenario.S5))
+        return run_generate_flow(config)
+
+
+def flushed_logs(api: str, run_id: str | None) -> list[dict]:
+    from prefect.logging.handlers import APILogWorker
+
+    assert run_id is not None
+    APILogWorker.drain_all()  # Prefect sends log lines in batches, from a worker of its own
+    return logs_of(api, run_id)
 
 
 def test_a_published_run_is_completed_with_a_task_run_per_stage_and_its_artifacts(api: str,
                                                                                    published_then_refused) -> None:
-    dataset, first, _ = published_then_refused
+    dataset, first, _, _ = published_then_refused
     assert first.outcome == "published" and first.folder == dataset / "v1", first.refusal
     run = flow_run(api, first.flow_run_id)
     assert run["state"]["type"] == "COMPLETED" and run["name"] == f"{DATASET} seed 5"
@@ -93,21 +142,79 @@ def test_a_published_run_is_completed_with_a_task_run_per_stage_and_its_artifact
     names = task_run_names(api, run["id"])
     assert set(names) >= GENERATION_TASKS, names
     artifacts = artifacts_of(api, run["id"])
-    assert set(artifacts) >= GENERATION_ARTIFACTS
-    funnel = json.loads(artifacts["stage-funnel"]["data"])
+    assert set(artifacts) >= GENERATION_ARTIFACTS, sorted(artifacts)
+    funnel = json.loads(artifacts[KEY("stage-funnel")]["data"])
     assert funnel[-1]["passed"] == first.release.total_pairs > 0, funnel  # type: ignore[union-attr]
 
 
+def test_a_run_that_lost_nothing_is_plainly_completed(api: str, published_then_refused) -> None:
+    _, first, _, _ = published_then_refused
+    run = flow_run(api, first.flow_run_id)
+    assert run["state"]["type"] == "COMPLETED" and not run["state"]["message"], run["state"]
+    assert "degraded" not in run["tags"] and first.degraded is None
+
+
+def test_a_run_that_lost_pairs_to_the_infrastructure_is_completed_degraded(api: str, degraded) -> None:
+    assert degraded.outcome == "published", degraded.refusal
+    run = flow_run(api, degraded.flow_run_id)
+    assert run["state"]["type"] == "COMPLETED" and "degraded" in run["tags"], (run["state"], run["tags"])
+    assert run["state"]["message"] == degraded.degraded == \
+        "degraded: 2 of 16 pairs lost to infrastructure; S5 0 pairs (floor 1)", run["state"]
+    assert degraded.release is not None and "S5" not in degraded.release.counts["scenario"]
+
+
+def test_every_loss_to_the_infrastructure_is_logged_as_a_warning(api: str, degraded) -> None:
+    ours = [line for line in flushed_logs(api, degraded.flow_run_id)  # not Prefect's line of the final state
+            if not line["message"].startswith("Finished in state")]
+    losses = [line for line in ours if "infrastructure" in line["message"] or "sandbox failed" in line["message"]]
+    assert all(line["level"] == logging.WARNING for line in losses), [(line["level"], line["message"]) for line in losses]
+    by_task = [line["message"] for line in losses if line["task_run_id"]]
+    assert len(by_task) == 1 and by_task[0].startswith("travel-"), by_task  # the validate task's, of its environment
+    assert ": 2 of 16 pairs lost to infrastructure at replay (infrastructure 2); the sandbox failed on 2 attempts, " \
+           "the last: the sandbox stopped answering (simulated)" in by_task[0]
+    assert any(line["message"] == degraded.degraded and not line["task_run_id"] for line in losses), losses
+
+
+def test_the_run_carries_its_readable_name_from_its_start(api: str, published_then_refused) -> None:
+    _, first, _, _ = published_then_refused
+    begun = [line["message"] for line in flushed_logs(api, first.flow_run_id)
+             if line["message"].startswith("Beginning flow run")]
+    assert begun == [f"Beginning flow run '{DATASET} seed 5' for flow 'generate-release'"]
+
+
+def test_artifact_keys_are_the_datasets_in_pipeline_order_and_each_is_described(api: str, published_then_refused,
+                                                                               ood_run) -> None:
+    _, first, _, _ = published_then_refused
+    pairs, ood = (artifacts_in_order(api, run_id) for run_id in (first.flow_run_id, ood_run.flow_run_id))
+    for made, key in ((pairs, KEY), (ood, OOD_KEY)):
+        keys = [artifact["key"] for artifact in made]
+        assert keys == sorted(keys), keys  # made in the order of their keys: the pipeline's
+        assert keys == [key(name) for name in key.names if key(name) in keys], keys
+        assert all(artifact["description"] for artifact in made), [a["key"] for a in made if not a["description"]]
+    assert [a["key"] for a in pairs][-1] == KEY("release-summary") and [a["key"] for a in ood][-1] == \
+        OOD_KEY("release-summary")
+    assert not {a["key"] for a in pairs} & {a["key"] for a in ood}
+
+
+def test_the_validate_stage_tells_its_progress_pair_by_pair(published_then_refused) -> None:
+    _, first, _, told = published_then_refused
+    validate = [event for event in told if event.stage == "validate"]
+    candidates = next(line for line in first.funnel if line.stage == "env_checks").received
+    assert candidates == 16 and [event.total for event in validate] == [candidates] * (candidates + 1)
+    assert [event.done for event in validate] == list(range(candidates + 1))
+    assert validate[-1].accepted == first.release.total_pairs  # type: ignore[union-attr]
+
+
 def test_a_refused_run_is_failed_with_the_reason_and_its_funnel(api: str, published_then_refused) -> None:
-    dataset, _, again = published_then_refused
+    dataset, _, again, _ = published_then_refused
     assert again.outcome == "refused" and not (dataset / "v2").exists()
     run = flow_run(api, again.flow_run_id)
-    assert run["state"]["type"] == "FAILED"
+    assert run["state"]["type"] == "FAILED" and "degraded" not in run["tags"]
     assert run["state"]["message"].startswith("release refused: no pair survived validation"), run["state"]
     artifacts = artifacts_of(api, run["id"])
-    funnel = {row["stage"]: row for row in json.loads(artifacts["stage-funnel"]["data"])}
+    funnel = {row["stage"]: row for row in json.loads(artifacts[KEY("stage-funnel")]["data"])}
     assert funnel["dedup"]["passed"] == 0 and "seen_in_earlier_release" in funnel["dedup"]["rejected"]
-    assert "release refused" in artifacts["release-summary"]["data"]
+    assert "release refused" in artifacts[KEY("release-summary")]["data"]
 
 
 def test_bad_input_that_reaches_the_flow_fails_its_run_with_one_line(api: str, tmp_path: Path) -> None:
@@ -123,17 +230,25 @@ def test_bad_input_that_reaches_the_flow_fails_its_run_with_one_line(api: str, t
     assert not (tmp_path / "out" / DATASET).exists() or not any((tmp_path / "out" / DATASET).glob("v*"))
 
 
-def test_an_ood_run_is_completed_with_its_tasks_and_artifacts(api: str, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def ood_run(api: str, tmp_path_factory: pytest.TempPathFactory):
     from abstaingen.flows.ood import run_ood_flow
 
-    config = GenerateConfig.model_validate({"dataset": {"output_dir": str(tmp_path / "out"), "seed": 21}})
-    result = run_ood_flow(config)
-    assert result.outcome == "published", result.refusal
-    run = flow_run(api, result.flow_run_id)
+    config = GenerateConfig.model_validate({"dataset": {"output_dir": str(tmp_path_factory.mktemp("ood") / "out"),
+                                                        "seed": 21}})
+    with run_label_restored():
+        return run_ood_flow(config)
+
+
+def test_an_ood_run_is_completed_with_its_tasks_and_artifacts(api: str, ood_run) -> None:
+    assert ood_run.outcome == "published", ood_run.refusal
+    run = flow_run(api, ood_run.flow_run_id)
     assert run["state"]["type"] == "COMPLETED" and "dataset:abstaingen-ood" in run["tags"]
+    assert run["name"] == "abstaingen-ood seed 21" and "degraded" not in run["tags"]
     names = set(task_run_names(api, run["id"]))
     assert {"load question bank", "write items appointment_booking", "dedup", "assemble release"} <= names, names
-    assert {"stage-funnel", "ood-baselines", "ood-leakage"} <= set(artifacts_of(api, run["id"]))
+    assert {OOD_KEY(name) for name in ("stage-funnel", "ood-baselines", "ood-leakage", "release-summary")} <= \
+        set(artifacts_of(api, run["id"]))
 
 
 def test_a_run_that_failed_mid_validation_resumes_from_what_it_validated(api: str, tmp_path: Path,

@@ -24,6 +24,7 @@ import httpx
 import pytest
 from prefect_runs import FOREGROUND, process_states
 
+from abstaingen.flows.artifacts import PAIRS_ARTIFACTS, ArtifactKeys
 from abstaingen.flows.ui import PrefectServer, start_server
 
 pytestmark = pytest.mark.e2e
@@ -31,7 +32,8 @@ pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
 # The pages the lead's flow must show once its task runs and artifacts are renamed.
 TASK_RUNS_SHOWN = ["validate travel"]
-ARTIFACTS_SHOWN = ["stage-funnel", "release-summary"]
+KEY = ArtifactKeys(dataset="abstaingen-builtin", names=PAIRS_ARTIFACTS)
+ARTIFACTS_SHOWN = [KEY("stage-funnel"), KEY("release-summary")]
 
 
 def free_port() -> int:
@@ -144,7 +146,7 @@ def test_a_generate_shows_its_task_runs_and_artifacts_in_the_ui(chromium: str, s
              folder / "ui-artifact-stage-funnel.png"]
     task_runs_text = render(chromium, profile, f"{page}?tab=TaskRuns", TASK_RUNS_SHOWN, shots[0])
     artifacts_text = render(chromium, profile, f"{page}?tab=Artifacts", ARTIFACTS_SHOWN, shots[1])
-    funnel = next((a for a in artifacts if a["key"] == "stage-funnel"), None)
+    funnel = next((a for a in artifacts if a["key"] == KEY("stage-funnel")), None)
     funnel_text = render(chromium, profile, f"{server.url}/v2/artifacts/artifact/{funnel['id']}",
                          ["stage", "received", "passed"], shots[2]) if funnel else ""
     with capsys.disabled():

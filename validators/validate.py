@@ -7,7 +7,7 @@ environment: replay of T+ (twice, for determinism), the witness of T-, and the b
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,15 +87,23 @@ class SandboxRun:
 
 
 Sessions = Callable[[], AbstractAsyncContextManager[SandboxSession]]  # opens the session the work runs in
+# Told as pairs' validation ends: how many pairs just ended, and how many of them passed every check.
+Validated = Callable[[int, int], Awaitable[None]]
+
+
+async def _no_one(done: int, passed: int) -> None:
+    pass
 
 
 def _fresh(bundle_dir: Path, backend: SandboxBackend) -> Sessions:
     return lambda: SandboxSession(bundle_dir, backend)
 
 
-async def _run_in_sandbox(bundle: EnvironmentBundle, sessions: Sessions,
-                          pairs: list[TaskPair], check_env: bool = True) -> SandboxRun:
-    """Environment checks (unless `check_env` is false), then every pair, in one sandbox while it lasts.
+async def _run_in_sandbox(bundle: EnvironmentBundle, sessions: Sessions, pairs: list[TaskPair], check_env: bool = True,
+                          on_validated: Validated = _no_one) -> SandboxRun:
+    """Environment checks (unless `check_env` is false), then every pair, in one sandbox while it lasts;
+    `on_validated` hears of each pair as the next one starts (the pairs are structurally sound: its report
+    decides), and of a pair lost with its sandbox; the last is the caller's to tell, once the sandbox is gone.
 
     A sandbox that dies or stops answering says nothing about the data: it is replaced and the
     work it was doing (the environment checks, or one pair) runs again. Only work whose sandbox
@@ -114,8 +122,10 @@ async def _run_in_sandbox(bundle: EnvironmentBundle, sessions: Sessions,
                     if not all(c.passed for c in run.environment):
                         return run
                 while pending:
-                    run.executed[pending[0].pair_id] = await _execute(session, pending[0], bundle)
+                    report = run.executed[pending[0].pair_id] = await _execute(session, pending[0], bundle)
                     pending.pop(0)
+                    if pending:
+                        await on_validated(1, int(report.passed))
         except SandboxError as exc:
             work = pending[0].pair_id if env_done else ""
             attempts[work] += 1
@@ -129,6 +139,7 @@ async def _run_in_sandbox(bundle: EnvironmentBundle, sessions: Sessions,
                 run.environment = [failed]
                 return run
             run.executed[pending.pop(0).pair_id] = ValidationReport(checks=[failed])
+            await on_validated(1, 0)
     return run
 
 
@@ -158,22 +169,37 @@ async def check_candidate_environment(bundle: EnvironmentBundle, backend: Sandbo
 
 
 async def validate_pairs_async(bundle: EnvironmentBundle, pairs: list[TaskPair], backend: SandboxBackend,
-                               allow_unsandboxed: bool = False, kept: KeptSessions | None = None) -> ValidatedBatch:
+                               allow_unsandboxed: bool = False, kept: KeptSessions | None = None,
+                               on_validated: Validated = _no_one) -> ValidatedBatch:
     """Validate one environment and its candidate pairs in one sandbox session. With `kept` (the llm
     backend's drafts of twins in an environment it accepted), the environment's kept session serves and
-    the environment checks it passed already are not run again (the validate stage runs them once more)."""
+    the environment checks it passed already are not run again (the validate stage runs them once more).
+    `on_validated` hears of the pairs as their validation ends: those the cheap layers reject at once, then
+    one by one as the sandbox is done with each, and the rest once the environment is found wanting."""
     environment = [check_sandbox_policy(bundle, backend, allow_unsandboxed), check_code(bundle)]
     # both before any sandbox sees the code
     structural = {p.pair_id: [*structural_checks(p, bundle), check_preconditions(p, bundle)] for p in pairs}
     executable = [p for p in pairs if all(c.passed for c in structural[p.pair_id])]
+    if len(executable) < len(pairs):
+        await on_validated(len(pairs) - len(executable), 0)
+    heard = Counter[str]()
+
+    async def tell(done: int, passed: int) -> None:
+        heard.update(done=done, passed=passed)
+        await on_validated(done, passed)
+
     run = SandboxRun()
     if all(c.passed for c in environment) and executable:
         if kept is not None:
-            run = await _run_in_sandbox(bundle, lambda: kept.session(bundle), executable, check_env=False)
+            run = await _run_in_sandbox(bundle, lambda: kept.session(bundle), executable, check_env=False,
+                                        on_validated=tell)
         else:
             with bundle_in_scratch(bundle) as bundle_dir:
-                run = await _run_in_sandbox(bundle, _fresh(bundle_dir, backend), executable)
+                run = await _run_in_sandbox(bundle, _fresh(bundle_dir, backend), executable, on_validated=tell)
             environment += run.environment
+    # the sandbox is gone: the last pair it ran, or every pair when the environment failed its checks
+    if unheard := len(executable) - heard["done"]:
+        await on_validated(unheard, sum(report.passed for report in run.executed.values()) - heard["passed"])
 
     checked = []
     for pair in pairs:

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 from abstaingen.errors import AbstaingenError
-from abstaingen.generators.base import ItemLost, NotApplicable, PositiveTask, register_generator
+from abstaingen.generators.base import PROVIDER_ERROR, ItemLost, NotApplicable, PositiveTask, register_generator
 from abstaingen.generators.llm import capability, environment, perturbation, positive
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, Provenance, Scenario, TaskPair
 from abstaingen.model.release import GenerationReport
@@ -38,7 +38,7 @@ def counted_as_lost() -> Iterator[None]:
     except BudgetExhausted as exc:
         raise ItemLost("budget_exhausted", str(exc)) from None
     except ProviderError as exc:  # after the SDK's own retries; the breaker ends the run if it keeps happening
-        raise ItemLost("provider_error", str(exc)) from None
+        raise ItemLost(PROVIDER_ERROR, str(exc)) from None
 
 
 @register_generator("llm")
