@@ -7,7 +7,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from abstaingen.errata import Erratum
+from abstaingen.errata import Erratum, apply_errata, read_errata
+from abstaingen.errors import AbstaingenError
 from abstaingen.model import EnvironmentBundle, Release, TaskPair
 from abstaingen.model.common import Model
 from abstaingen.registry import Registry
@@ -43,3 +44,18 @@ EXPORTERS: Registry[str, Exporter] = Registry("exporter")
 exporter = EXPORTERS.register
 
 
+def read_release_contents(folder: Path) -> ReleaseContents:
+    """A release, verified first: an export of a damaged release would spread the damage."""
+    from abstaingen.pipelines.verify import verify_release
+    from abstaingen.store import ENVIRONMENTS_DIR, load_release, read_bundle
+
+    problems = verify_release(folder)
+    if problems:
+        raise AbstaingenError(f"{folder}: the release does not verify ({len(problems)} problems, the first: "
+                              f"{problems[0]}); run `abstaingen release verify {folder}`")
+    manifest, pairs = load_release(folder)
+    errata = read_errata(folder, manifest.version)
+    environments = folder / ENVIRONMENTS_DIR
+    bundles = [read_bundle(d) for d in sorted(environments.iterdir()) if d.is_dir()] if environments.is_dir() else []
+    return ReleaseContents(folder=folder, manifest=manifest, pairs=apply_errata(pairs, errata), bundles=bundles,
+                           errata=errata)

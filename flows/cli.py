@@ -12,6 +12,7 @@
     abstaingen release diff OLD_DIR NEW_DIR [--json]
     abstaingen release erratum RELEASE_DIR --pair ID --field PATH --value JSON --reason TEXT
     abstaingen export hf RELEASE_DIR OUT_DIR [--license ID] [--push ORG/NAME [--private]]
+    abstaingen export hf --push ORG/NAME --from-folder EXPORT_DIR [--private]
     abstaingen export agentabstain RELEASE_DIR OUT_DIR [--allow-unsandboxed]
     abstaingen export inspect RELEASE_DIR OUT_DIR
     abstaingen release audit-sample RELEASE_DIR [--n 48] [--seed N] [--uniform] [--blind] [--output DIR]
@@ -30,12 +31,13 @@ import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from abstaingen import __version__
 from abstaingen.config import GenerateConfig, apply_overrides, load_config, load_seeds
 from abstaingen.errors import AbstaingenError, HostError, shown
 from abstaingen.model import EnvironmentBundle, FunnelStage, Release, TaskVariant
+from abstaingen.model.release import Manifest
 from abstaingen.pipelines.verify import verify_release
 from abstaingen.settings import configure_prefect_defaults
 from abstaingen.store import (
@@ -49,6 +51,10 @@ from abstaingen.store import (
 
 if TYPE_CHECKING:
     from mcp.client.stdio import StdioServerParameters
+
+    from abstaingen.flows.console import Product, Verbosity
+    from abstaingen.flows.generate import GenerationResult
+    from abstaingen.flows.ood import OodResult
 
 __all__ = ["main"]
 
@@ -111,6 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
     ood.add_argument("--ood-per-role", type=int, metavar="N", help="off-topic questions per role and language")
     ood.add_argument("--backend", metavar="NAME", help="builtin or llm (overrides ood.backend)")
     ood.add_argument("--seed", type=int, metavar="N", help="random seed (default: a fresh one per run)")
+    ood_loudness = ood.add_mutually_exclusive_group()
+    ood_loudness.add_argument("-v", "--verbose", action="store_true",
+                              help="also show Prefect's log lines (every task run) on the terminal")
+    ood_loudness.add_argument("-q", "--quiet", action="store_true",
+                              help="no progress display; only warnings, errors and the final lines")
     ood.add_argument("--json", action="store_true", help="print the run's result as one JSON object on stdout")
     ood.set_defaults(command=run_ood_command)
 
@@ -212,16 +223,20 @@ def build_parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="write a release in the layout another tool reads").add_subparsers(
         title="export formats", required=True, metavar="FORMAT"
     )
-    hf = export.add_parser("hf", help="a Hugging Face dataset folder: parquet configs (pairs, tasks, environments) "
-                                      "and a dataset card")
-    hf.add_argument("release_dir", type=Path, metavar="RELEASE_DIR")
-    hf.add_argument("out", type=Path, metavar="OUT_DIR", help="a new or empty folder")
+    hf = export.add_parser("hf", help="a Hugging Face dataset folder: parquet configs (pairs, tasks, environments), "
+                                      "the release itself and a dataset card; --push uploads it")
+    hf.add_argument("release_dir", type=Path, nargs="?", metavar="RELEASE_DIR")
+    hf.add_argument("out", type=Path, nargs="?", metavar="OUT_DIR", help="a new or empty folder")
     hf.add_argument("--license", default="cc-by-4.0", help="the licence id in the card (default cc-by-4.0)")
     hf.add_argument("--push", metavar="ORG/NAME", help="then upload it to this Hugging Face dataset repository as "
                                                        "one commit on main tagged with the release's version "
-                                                       "(token: HF_TOKEN)")
+                                                       "(token: HF_TOKEN or `hf auth login`; checked with the Hub "
+                                                       "before anything is written)")
+    hf.add_argument("--from-folder", type=Path, metavar="EXPORT_DIR",
+                    help="with --push and no RELEASE_DIR OUT_DIR: upload this folder, written earlier by `export hf` "
+                         "(checked against the release it carries first)")
     hf.add_argument("--private", action="store_true", help="with --push: create the repository private")
-    hf.set_defaults(command=run_export_command, exporter="hf")
+    hf.set_defaults(command=run_export_hf_command, exporter="hf")
     agentabstain = export.add_parser("agentabstain", help="a data folder in the AgentAbstain dataset's layout (point "
                                                           "AGENTABSTAIN_DATA at it): a folder per pair, a package per "
                                                           "environment, task_config.yaml")
@@ -255,7 +270,6 @@ def run_generate_command(options: argparse.Namespace) -> int:
     release's summary goes to stderr. Exit 0: published, 3: refused by the gates."""
     import time
 
-    from abstaingen import progress
     from abstaingen.flows import console
 
     started = time.monotonic()
@@ -264,24 +278,13 @@ def run_generate_command(options: argparse.Namespace) -> int:
         sandbox=options.sandbox, allow_unsandboxed=options.allow_unsandboxed,
     )
     verbosity: console.Verbosity = "quiet" if options.quiet else "verbose" if options.verbose else "normal"
-    display = console.open_display(verbosity)
-    chatter = console.PrefectChatter(hold_back=verbosity != "verbose",
-                                     on_server_start=lambda: display.status(console.temporary_server_line()),
-                                     on_flow_run=lambda _name: display.ready(), on_view=display.watch_at)
-    try:
-        with display, _stopped_by_signals(display.abort):
-            display.phase("loading the pipeline")
-            from abstaingen.flows.generate import run_generate_flow
 
-            display.server_url = console.prefect_api_url()
-            console.hush_prefect(chatter)  # left on: the temporary server's goodbye at exit stays quiet too
-            if isinstance(display, console.LiveDisplay):
-                display.reroute_prefect()
-            display.phase("checking the config, the seeds and the sandbox")
-            with progress.watching(display.update):
-                result = run_generate_flow(config, options.seeds)
-    finally:
-        chatter.on_server_start = chatter.on_flow_run = chatter.on_view = None
+    def load() -> Callable[[], GenerationResult]:
+        from abstaingen.flows.generate import run_generate_flow
+
+        return lambda: run_generate_flow(config, options.seeds)
+
+    result = _watched(verbosity, console.PAIRS, "checking the config, the seeds and the sandbox", load)
     summary = console.summarize(result, config, time.monotonic() - started)
     if options.json:
         print(summary.model_dump_json(indent=2))
@@ -291,27 +294,63 @@ def run_generate_command(options: argparse.Namespace) -> int:
 
 
 def run_ood_command(options: argparse.Namespace) -> int:
-    """Run the OOD flow; print where the release is, its counts, funnel, baselines and leakage. Exit 0:
-    published, 3: refused by the gates."""
+    """Run the OOD flow with the progress display of `generate` on stderr, then its summary in the same style
+    (or --json, its OodResult) on stdout; a refused release's summary goes to stderr. Exit 0: published, 3:
+    refused by the gates."""
+    import time
+
     from abstaingen.config import apply_ood_overrides
     from abstaingen.flows import console
 
+    started = time.monotonic()
     config = apply_ood_overrides(load_config(options.config), {
         "output_dir": options.output, "seed": options.seed, "name": options.name, "roles": options.roles,
         "languages": options.languages, "id_per_role": options.id_per_role, "ood_per_role": options.ood_per_role,
         "backend": options.backend})
-    print("abstaingen: starting the generate-ood flow", file=sys.stderr)
-    from abstaingen.flows.ood import run_ood_flow
+    verbosity: console.Verbosity = "quiet" if options.quiet else "verbose" if options.verbose else "normal"
 
-    console.hush_prefect(console.PrefectChatter(hold_back=True))
+    def load() -> Callable[[], OodResult]:
+        from abstaingen.flows.ood import run_ood_flow
 
-    with _stopped_by_signals(lambda: None):
-        result = run_ood_flow(config)
+        return lambda: run_ood_flow(config)
+
+    result = _watched(verbosity, console.OOD, "checking the config and the roles", load)
+    published = result.outcome == "published"
     if options.json:
         print(result.model_dump_json(indent=2))
     else:
-        print(console.ood_summary(result), file=sys.stdout if result.outcome == "published" else sys.stderr)
-    return EXIT_OK if result.outcome == "published" else EXIT_REFUSED
+        console.print_lines(console.ood_summary_lines(result, config, time.monotonic() - started, verbosity),
+                            sys.stdout if published else sys.stderr)
+    return EXIT_OK if published else EXIT_REFUSED
+
+
+R = TypeVar("R")
+
+
+def _watched(verbosity: Verbosity, product: Product, checking: str, load: Callable[[], Callable[[], R]]) -> R:
+    """A flow run under the progress display on stderr, with Prefect's console chatter held back unless -v:
+    `load` imports the flow's module ("loading the pipeline") and returns what runs the pre-flight checks
+    (`checking` says which) and the flow. Ctrl-C or SIGTERM stop it through the display."""
+    from abstaingen import progress
+    from abstaingen.flows import console
+
+    display = console.open_display(verbosity, product=product)
+    chatter = console.PrefectChatter(hold_back=verbosity != "verbose",
+                                     on_server_start=lambda: display.status(console.temporary_server_line()),
+                                     on_flow_run=lambda _name: display.ready(), on_view=display.watch_at)
+    try:
+        with display, _stopped_by_signals(display.abort):
+            display.phase("loading the pipeline")
+            run = load()
+            display.server_url = console.prefect_api_url()
+            console.hush_prefect(chatter)  # left on: the temporary server's goodbye at exit stays quiet too
+            if isinstance(display, console.LiveDisplay):
+                display.reroute_prefect()
+            display.phase(checking)
+            with progress.watching(display.update):
+                return run()
+    finally:
+        chatter.on_server_start = chatter.on_flow_run = chatter.on_view = None
 
 
 def _stopped_by_signals(cleanup: Callable[[], None]) -> AbstractContextManager[None]:
@@ -456,23 +495,61 @@ def run_diff_command(options: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_export_hf_command(options: argparse.Namespace) -> int:
+    """`export hf`: write the Hub folder of a release (and with --push upload it), or upload a folder written
+    before (--push with --from-folder). The token and the target are checked with the Hub before anything is
+    written; every failure is one line."""
+    if options.private and not options.push:
+        raise AbstaingenError("--private goes with --push")
+    from abstaingen.exporters.hf import require_arrow
+    from abstaingen.exporters.hub import require_hub
+
+    if options.push:
+        require_hub()  # the upload and the parquet files need the [hf] extra: said before anything else
+    require_arrow()
+    if options.from_folder is None:
+        if options.release_dir is None or options.out is None:
+            raise AbstaingenError("export hf: give RELEASE_DIR and OUT_DIR, or --push ORG/NAME --from-folder EXPORT_DIR "
+                                  "to upload an export written before")
+        return run_export_command(options)
+    if not options.push:
+        raise AbstaingenError("--from-folder goes with --push: it uploads an export written before")
+    if options.release_dir is not None or options.out is not None:
+        raise AbstaingenError("export hf: give either RELEASE_DIR OUT_DIR (write an export) or --from-folder "
+                              "EXPORT_DIR (upload one), not both")
+    from abstaingen.exporters.hf import RELEASE_DIR
+    from abstaingen.exporters.hub import check_export_folder, check_hub, names_repository
+
+    folder: Path = options.from_folder
+    checked = check_export_folder(folder)
+    if not names_repository(checked.card, options.push):
+        manifest = checked.manifest
+        print(f"note: {folder}/README.md does not name {options.push} (its commands say ORG/NAME or another "
+              f"repository); `abstaingen export hf {folder}/{RELEASE_DIR}/{manifest.name}/{manifest.version} NEW_DIR "
+              f"--push {options.push}` writes a card that does")
+    check_hub(options.push, checked.manifest.version)
+    _push_export(folder, checked.files, options.push, checked.manifest, options.private, written_now=False)
+    return EXIT_OK
+
+
 def run_export_command(options: argparse.Namespace) -> int:
+    from functools import partial
+
     from abstaingen.exporters import ExportOptions, get_exporter, read_release_contents
 
     release = _release_dir(options.release_dir)
     out: Path = options.out
-    if getattr(options, "private", False) and not options.push:
-        raise AbstaingenError("--private goes with --push")
-    if getattr(options, "push", None):  # checked before the export is written: the upload needs abstaingen[hf]
-        from abstaingen.exporters.hf import require_hub
-
-        require_hub()
+    push: str | None = getattr(options, "push", None)  # export hf only (run_export_hf_command)
     if out.resolve().is_relative_to(release.resolve()):
         raise AbstaingenError(f"{out}: an export goes to its own folder, not inside the release")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise AbstaingenError(f"{out}: exists and is not an empty folder; an export is written to a new one")
     settings = ExportOptions(license=getattr(options, "license", "cc-by-4.0"),
                              allow_unsandboxed=getattr(options, "allow_unsandboxed", False))
+    if options.exporter == "hf":
+        from abstaingen.exporters.hf import HfExportOptions
+
+        settings = HfExportOptions(**settings.model_dump(), repo_id=push)  # the card's commands name the repository
     from abstaingen.store import read_manifest
 
     try:
@@ -482,7 +559,7 @@ def run_export_command(options: argparse.Namespace) -> int:
     if manifest is None or manifest.kind != "ood":
         contents = read_release_contents(release)  # verifies first
         manifest = contents.manifest
-        report = get_exporter(options.exporter)(contents, out, settings)
+        write = partial(get_exporter(options.exporter), contents, out, settings)
     else:
         _require_verified(release)
         if options.exporter != "hf":
@@ -490,19 +567,35 @@ def run_export_command(options: argparse.Namespace) -> int:
                                   "task pairs)")
         from abstaingen.exporters.hf_ood import export_ood_hf
 
-        report = export_ood_hf(release, out, settings)
+        write = partial(export_ood_hf, release, out, settings)
+    if push:  # the token, the Hub and the target, before anything is written
+        from abstaingen.exporters.hub import check_hub
+
+        check_hub(push, manifest.version)
+    report = write()
     print(f"exported {release} as {report.exporter} to {report.folder}: "
           + ", ".join(f"{name} {n} rows" for name, n in report.rows.items()))
     for note in report.notes:
         print(f"note: {note}")
-    if getattr(options, "push", None):
-        from abstaingen.exporters.hf import push_to_hub
-
-        pushed = push_to_hub(out, report.files, options.push, manifest.version, options.private)
-        default = "id" if manifest.kind == "ood" else "pairs"
-        print(f"pushed to {pushed.url} as {pushed.revision} (commit {pushed.commit[:12]}); load it with "
-              f"load_dataset({pushed.repo_id!r}, \"{default}\", revision={pushed.revision!r})")
+    if push:
+        _push_export(out, report.files, push, manifest, options.private, written_now=True)
     return EXIT_OK
+
+
+def _push_export(folder: Path, files: list[str], repo_id: str, manifest: Manifest, private: bool,
+                 written_now: bool) -> None:
+    """Upload the export in `folder`; when it was written just now and the upload fails, say how to push it again."""
+    from abstaingen.exporters.hub import push_to_hub
+
+    try:
+        pushed = push_to_hub(folder, files, repo_id, manifest.version, private)
+    except AbstaingenError as exc:
+        if not written_now:
+            raise
+        raise type(exc)(f"{exc}; the export in {folder} is kept: push it with `abstaingen export hf --push {repo_id} "
+                        f"--from-folder {folder}`") from None
+    print(f"pushed to {pushed.url} as {pushed.revision} (commit {pushed.commit[:12]}); load it with "
+          f"load_dataset({pushed.repo_id!r}, revision={pushed.revision!r})")
 
 
 def _require_verified(folder: Path) -> None:
