@@ -15,7 +15,8 @@ from types import ModuleType
 
 from abstaingen.errors import AbstaingenError
 
-EXTRA_OF = {"openai": "llm", "anthropic": "llm", "datasets": "hf", "huggingface_hub": "hf", "prefect_dask": "dask"}
+EXTRA_OF = {"openai": "llm", "anthropic": "llm", "pyarrow": "hf", "datasets": "hf", "huggingface_hub": "hf",
+            "prefect_dask": "dask"}
 
 __all__ = ["EXTRA_OF", "require"]
 
@@ -24,7 +25,8 @@ def require(module: str, needed_by: str) -> ModuleType:
     """Import `module` (a key of EXTRA_OF) for `needed_by` (e.g. "the llm backend"), or raise an
     AbstaingenError that says which extra brings it."""
     extra = EXTRA_OF[module]
-    hint = f"pip install 'abstaingen[{extra}]'"
+    # abstaingen is not on the index yet: a clone or a built wheel is where extras come from
+    hint = f"install abstaingen with its [{extra}] extra (in a clone: pip install -e '.[{extra}]')"
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:

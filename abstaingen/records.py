@@ -20,15 +20,17 @@ import enum
 import json
 import types
 import typing
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pyarrow as pa
 from pydantic import BaseModel, JsonValue
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["Column", "arrow_schema", "columns", "from_row", "to_row"]
 
 JSON_SUFFIX = "_json"
-_SCALARS: dict[Any, pa.DataType] = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
+_SCALARS = (str, int, float, bool)
 
 
 class _Kind(enum.Enum):
@@ -74,6 +76,8 @@ def _column_name(name: str, annotation: Any) -> str:
 
 
 def _arrow_type(annotation: Any) -> pa.DataType:
+    import pyarrow as pa  # the [hf] extra; only the parquet exports ask for arrow types
+
     annotation, _ = _unwrap(annotation)
     kind = _kind(annotation)
     if kind is _Kind.JSON:
@@ -87,10 +91,12 @@ def _arrow_type(annotation: Any) -> pa.DataType:
                                    pa.field("value", _arrow_type(typing.get_args(annotation)[1]))]))
     if typing.get_origin(annotation) is Literal or issubclass(annotation, enum.Enum):
         return pa.string()
-    return _SCALARS[annotation]
+    return {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}[annotation]
 
 
 def arrow_schema(model: type[BaseModel]) -> pa.Schema:
+    import pyarrow as pa
+
     return pa.schema([pa.field(_column_name(name, field.annotation), _arrow_type(field.annotation),
                                nullable=_unwrap(field.annotation)[1])
                       for name, field in model.model_fields.items()])

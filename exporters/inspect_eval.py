@@ -53,8 +53,10 @@ def _readme(contents: ReleaseContents, samples: int) -> str:
 
 {len(contents.pairs)} pairs, {samples} samples (one per side). Canary: `{manifest.canary}`.
 
+It runs where abstaingen is installed with its `[inspect]` extra (abstaingen is not on PyPI yet: from
+a clone, `pip install -e '.[inspect]'`, or from a wheel built with `.ci/build-dist`).
+
 ```bash
-pip install abstaingen inspect-ai
 inspect eval {TASK_FILE} --model openai/<model> [-T sandbox=docker] [-T scenarios=S1,S8]
 ```
 

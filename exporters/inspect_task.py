@@ -8,7 +8,7 @@ environment as MCP tools: `abstaingen env serve` runs the environment inside abs
 (auto: docker, else bwrap, else a plain subprocess) with the side's overlay (state patch, hidden and
 broken tools) and records every call. abstaingen's scorer then reads that record and the final reply:
 an act side passes when it is done (state or answer checked), an abstain side when the agent did not
-act and said why. Needs `pip install abstaingen inspect-ai`.
+act and said why. Needs abstaingen with its `[inspect]` extra (which brings inspect-ai).
 """
 
 from __future__ import annotations

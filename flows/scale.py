@@ -18,7 +18,7 @@ What a Dask worker needs, found by running it (tests/test_dask.py):
   disk besides (the flow's validation checkpoints) lands on the worker's machine: shared storage, or
   it is lost to a resumed run.
 
-prefect-dask is an optional extra (`pip install 'abstaingen[dask]'`); only the `dask` kind imports it.
+prefect-dask is an optional extra (the `[dask]` extra); only the `dask` kind imports it.
 """
 
 from __future__ import annotations
