@@ -85,7 +85,7 @@ def run(argv: list[str]) -> dict[str, object]:
             code = f"raised {type(exc).__name__}: {exc}"
             traceback.print_exc()
     lines = err.getvalue().strip().splitlines()
-    return {"code": code, "stderr": lines[-1] if lines else "", "stdout": out.getvalue()[-300:]}
+    return {"code": code, "stderr": lines[-1] if lines else "", "stdout": out.getvalue()[-1000:]}
 
 
 def publish() -> Path:
