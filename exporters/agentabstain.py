@@ -47,8 +47,11 @@ def identifier(text: str) -> str:
 def task_id_of(pair_id: str) -> str:
     """The pair's id as the harness looks it up: an identifier whose numeric tail is zero-padded to three
     digits, as the harness's `normalize_task_id` pads it, so normalising it again changes nothing."""
-    head, _, tail = identifier(pair_id).rpartition("_")
-    return f"{head}_{tail.zfill(3)}" if head and tail.isdigit() else identifier(pair_id)
+    name = identifier(pair_id)
+    head, _, tail = name.rpartition("_")
+    if name.isdigit():
+        return f"task_{name.zfill(3)}"
+    return f"{head}_{tail.zfill(3)}" if head and tail.isdigit() else name
 
 
 def class_name(env: str) -> str:

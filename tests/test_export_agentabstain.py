@@ -230,3 +230,9 @@ def test_model_written_environments_need_allow_unsandboxed(tmp_path: Path, capsy
     assert not (tmp_path / "out").exists()
     assert cli.main(["export", "agentabstain", str(release), str(tmp_path / "out"), "--allow-unsandboxed"]) == 0
     assert "review implementation.py" in (tmp_path / "out" / "README.md").read_text()
+
+
+@pytest.mark.parametrize("pair_id", ["banking-cf65eb68a6-s1-0", "x-s4-12", "x-s4-1234", "travel-ab-s2-readings", "7",
+                                     "Odd Name--S3_0"])
+def test_a_task_id_is_a_fixed_point_of_their_normalisation(pair_id: str) -> None:
+    assert normalize_task_id(task_id_of(pair_id)) == task_id_of(pair_id)
