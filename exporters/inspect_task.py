@@ -25,7 +25,18 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem
-from inspect_ai.scorer import CORRECT, INCORRECT, Metric, SampleScore, Score, Target, accuracy, metric, scorer
+from inspect_ai.scorer import (
+    CORRECT,
+    INCORRECT,
+    Metric,
+    SampleScore,
+    Score,
+    Target,
+    accuracy,
+    metric,
+    scorer,
+    value_to_float,
+)
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import mcp_connection, mcp_server_stdio, mcp_tools
 
@@ -75,8 +86,9 @@ def paired_accuracy() -> Metric:
 
     def compute(scores: list[SampleScore]) -> float:
         sides: dict[str, list[bool]] = defaultdict(list)
+        passed = value_to_float()  # Inspect hands metrics the scores as floats ("C" is 1.0 by then)
         for sample in scores:
-            sides[(sample.sample_metadata or {})["pair_id"]].append(sample.score.value == CORRECT)
+            sides[(sample.sample_metadata or {})["pair_id"]].append(passed(sample.score.value) == 1.0)
         complete = [passed for passed in sides.values() if len(passed) == 2]
         return sum(all(passed) for passed in complete) / len(complete) if complete else 0.0
 
@@ -109,8 +121,10 @@ def abstaingen_scorer(folder: str):
 
 
 @task
-def abstaingen(folder: str = str(HERE), sandbox: str = "auto", scenarios: str = "") -> Task:
-    """`scenarios`: a comma-separated subset (S1..S8); empty: all."""
-    chosen = {s.strip() for s in scenarios.split(",") if s.strip()} or None
+def abstaingen(folder: str = str(HERE), sandbox: str = "auto", scenarios: str | list[str] = "") -> Task:
+    """`scenarios`: a subset (S1..S8), comma-separated or a list (`-T scenarios=S1,S8` arrives as a list);
+    empty: all."""
+    named = scenarios.split(",") if isinstance(scenarios, str) else scenarios
+    chosen = {s.strip() for s in named if s.strip()} or None
     return Task(dataset=MemoryDataset(samples(Path(folder), chosen), name="abstaingen"),
                 solver=abstaingen_agent(folder, sandbox), scorer=abstaingen_scorer(folder))

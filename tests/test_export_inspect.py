@@ -116,3 +116,33 @@ def test_the_export_holds_what_the_task_file_reads(evaluated) -> None:
     assert all(r["metadata"]["canary"] == "canary-x" for r in rows)
     assert (out / "environments" / pairs[0].act.env_id / "implementation.py").is_file()
     assert "inspect eval abstaingen_task.py" in (out / "README.md").read_text()
+
+
+def _task_module(out: Path):
+    sys.path.insert(0, str(out))
+    try:
+        import abstaingen_task  # the export's task file, as `inspect eval` imports it
+    finally:
+        sys.path.remove(str(out))
+    return abstaingen_task
+
+
+def test_paired_accuracy_reads_the_scores_as_inspect_hands_them_to_metrics(evaluated) -> None:
+    """Inspect turns "C"/"I" into 1.0/0.0 before metrics run; a pair with both sides passed must count."""
+    from inspect_ai.scorer import SampleScore, Score
+
+    task_file = _task_module(evaluated[0])
+
+    def side(pair: str, value: object) -> SampleScore:
+        return SampleScore(score=Score(value=value), sample_id=f"{pair}-{value}", sample_metadata={"pair_id": pair})
+
+    compute = task_file.paired_accuracy()
+    assert compute([side("a", 1.0), side("a", 1.0), side("b", 1.0), side("b", 0.0)]) == 0.5
+    assert compute([side("a", "C"), side("a", "C"), side("b", "C")]) == 1.0  # b is incomplete
+
+
+def test_scenarios_as_inspect_passes_them_from_the_command_line(evaluated) -> None:
+    task_file = _task_module(evaluated[0])
+    for scenarios in (["S1", "S8"], "S1,S8"):  # `-T scenarios=S1,S8` arrives as a list
+        task = task_file.abstaingen(folder=str(evaluated[0]), scenarios=scenarios)
+        assert {sample.metadata["scenario"] for sample in task.dataset} == {"S1", "S8"}
