@@ -15,6 +15,7 @@ from abstaingen.exporters.base import (
     ReleaseContents,
     exporter,
     read_release_contents,
+    require_verified,
 )
 
 
@@ -28,4 +29,4 @@ def _load_builtin_exporters() -> None:
 
 
 __all__ = ["EXPORTERS", "ExportOptions", "ExportReport", "Exporter", "ReleaseContents", "exporter", "get_exporter",
-           "read_release_contents"]
+           "read_release_contents", "require_verified"]

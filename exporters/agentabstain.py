@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from abstaingen.errors import AbstaingenError
+from abstaingen.exporters.agentabstain_multi import class_name
 from abstaingen.exporters.base import ExportOptions, ExportReport, ReleaseContents, exporter
 from abstaingen.model import Deliverable, EnvironmentBundle, Scenario, TaskPair, TaskVariant
 from abstaingen.model.perturbation import SCENARIOS, DistinctInterpretationsWitness
@@ -52,11 +53,6 @@ def task_id_of(pair_id: str) -> str:
     if name.isdigit():
         return f"task_{name.zfill(3)}"
     return f"{head}_{tail.zfill(3)}" if head and tail.isdigit() else name
-
-
-def class_name(env: str) -> str:
-    """The harness's naming rule: `consumer_banking` -> `ConsumerBankingEnvironment`."""
-    return "".join(part.capitalize() for part in env.split("_")) + "Environment"
 
 
 def side_task(pair: TaskPair, side: TaskVariant, bundle: EnvironmentBundle, env: str) -> dict[str, Any]:

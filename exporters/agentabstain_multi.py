@@ -15,8 +15,6 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from fastmcp import FastMCP
-
 
 def class_name(env_name: str) -> str:
     """`consumer_banking` -> `ConsumerBankingEnvironment`, the harness's naming rule."""
@@ -36,6 +34,8 @@ class MultiEnvironment:
     """Sub-environments behind one facade: every tool is `<env>.<tool>`, the state is `{env: state}`."""
 
     def __init__(self, sub_envs: dict[str, Any], *, env_aliases: dict[str, str] | None = None) -> None:
+        from fastmcp import FastMCP  # the harness's; imported here so that abstaingen can read `class_name`
+
         if not sub_envs:
             raise ValueError("MultiEnvironment needs at least one environment")
         aliases = dict(env_aliases or {})

@@ -44,15 +44,20 @@ EXPORTERS: Registry[str, Exporter] = Registry("exporter")
 exporter = EXPORTERS.register
 
 
-def read_release_contents(folder: Path) -> ReleaseContents:
-    """A release, verified first: an export of a damaged release would spread the damage."""
+def require_verified(folder: Path) -> None:
+    """Refuse a release that does not verify: an export of a damaged release would spread the damage."""
     from abstaingen.pipelines.verify import verify_release
-    from abstaingen.store import ENVIRONMENTS_DIR, load_release, read_bundle
 
-    problems = verify_release(folder)
-    if problems:
+    if problems := verify_release(folder):
         raise AbstaingenError(f"{folder}: the release does not verify ({len(problems)} problems, the first: "
                               f"{problems[0]}); run `abstaingen release verify {folder}`")
+
+
+def read_release_contents(folder: Path) -> ReleaseContents:
+    """A release of task pairs, verified first."""
+    from abstaingen.store import ENVIRONMENTS_DIR, load_release, read_bundle
+
+    require_verified(folder)
     manifest, pairs = load_release(folder)
     errata = read_errata(folder, manifest.version)
     environments = folder / ENVIRONMENTS_DIR

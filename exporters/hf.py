@@ -185,7 +185,7 @@ def export_hf(contents: ReleaseContents, out: Path, options: ExportOptions) -> E
                         if contents.errata else [])
 
 
-def _size_category(n: int) -> str:
+def size_category(n: int) -> str:
     for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
         if n < limit:
             return name
@@ -205,7 +205,7 @@ def card_metadata(manifest: Release, rows: dict[str, int], license_id: str) -> d
         "language": ["en"],
         "task_categories": ["text-generation"],
         "tags": ["agents", "tool-use", "abstention", "mcp", "benchmark", "synthetic"],
-        "size_categories": [_size_category(rows["pairs"])],
+        "size_categories": [size_category(rows["pairs"])],
         "configs": configs_metadata(CONFIGS, DEFAULT_CONFIG),
     }
 

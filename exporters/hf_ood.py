@@ -26,13 +26,13 @@ from abstaingen.exporters.hf import (
     REPO_PLACEHOLDER,
     HfExport,
     HfExportOptions,
-    _size_category,
     card_front,
     carried_files,
     citation,
     configs_metadata,
     repository_url,
     require_arrow,
+    size_category,
     where_from,
     write_hf_export,
 )
@@ -86,7 +86,7 @@ def ood_card(manifest: OodRelease, rows: dict[str, int], license_id: str, repo_i
         "license": license_id, "pretty_name": f"{manifest.name} {manifest.version}",
         "language": manifest.languages, "task_categories": ["text-generation"],
         "tags": ["abstention", "out-of-scope", "refusal", "system-prompt", "benchmark", "synthetic"],
-        "size_categories": [_size_category(sum(rows[kind] for kind in ITEM_KINDS))],
+        "size_categories": [size_category(sum(rows[kind] for kind in ITEM_KINDS))],
         "configs": configs_metadata(CONFIGS, DEFAULT_CONFIG),
     }
     baselines = [s for s in manifest.baselines if s.language == "all"]

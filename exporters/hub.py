@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import Field
 
 from abstaingen.errors import AbstaingenError, HostError, shown
-from abstaingen.exporters.base import read_release_contents
+from abstaingen.exporters.base import read_release_contents, require_verified
 from abstaingen.exporters.hf import (
     CARD_FILE,
     LICENSE,
@@ -42,11 +42,8 @@ def export_of_release(folder: Path, license_id: str = LICENSE, repo_id: str | No
 
     if read_manifest(folder).kind == "ood":
         from abstaingen.exporters.hf_ood import build_ood_export
-        from abstaingen.pipelines.verify import verify_release
 
-        if problems := verify_release(folder):
-            raise AbstaingenError(f"{folder}: the release does not verify ({len(problems)} problems, the first: "
-                                  f"{problems[0]}); run `abstaingen release verify {folder}`")
+        require_verified(folder)
         return build_ood_export(folder, license_id, repo_id)
     return build_hf_export(read_release_contents(folder), license_id, repo_id)  # verifies first
 

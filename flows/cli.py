@@ -535,7 +535,7 @@ def run_export_hf_command(options: argparse.Namespace) -> int:
 def run_export_command(options: argparse.Namespace) -> int:
     from functools import partial
 
-    from abstaingen.exporters import ExportOptions, get_exporter, read_release_contents
+    from abstaingen.exporters import ExportOptions, get_exporter, read_release_contents, require_verified
 
     release = _release_dir(options.release_dir)
     out: Path = options.out
@@ -561,7 +561,7 @@ def run_export_command(options: argparse.Namespace) -> int:
         manifest = contents.manifest
         write = partial(get_exporter(options.exporter), contents, out, settings)
     else:
-        _require_verified(release)
+        require_verified(release)
         if options.exporter != "hf":
             raise AbstaingenError(f"{release}: an OOD release exports to hf only (the {options.exporter} layout holds "
                                   "task pairs)")
@@ -596,15 +596,6 @@ def _push_export(folder: Path, files: list[str], repo_id: str, manifest: Manifes
                         f"--from-folder {folder}`") from None
     print(f"pushed to {pushed.url} as {pushed.revision} (commit {pushed.commit[:12]}); load it with "
           f"load_dataset({pushed.repo_id!r}, revision={pushed.revision!r})")
-
-
-def _require_verified(folder: Path) -> None:
-    """An export of a damaged release would spread the damage."""
-    from abstaingen.pipelines.verify import verify_release
-
-    if problems := verify_release(folder):
-        raise AbstaingenError(f"{folder}: the release does not verify ({len(problems)} problems, the first: "
-                              f"{problems[0]}); run `abstaingen release verify {folder}`")
 
 
 def run_erratum_command(options: argparse.Namespace) -> int:

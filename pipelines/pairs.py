@@ -63,7 +63,8 @@ FUNNEL_STAGES = (*GENERATION_STAGES, "dedup", *LAYERS, "judge")
 RUNTIME_SCENARIOS = {"S6", "S7", "S8"}
 # Why work is lost to the infrastructure rather than on its merits: a sandbox that failed on every attempt (a
 # pair's, or its environment checks'), a model request that kept failing.
-INFRASTRUCTURE_REASONS = frozenset({INFRASTRUCTURE, ENV_INFRASTRUCTURE, PROVIDER_ERROR})
+SANDBOX_FAILURES = frozenset({INFRASTRUCTURE, ENV_INFRASTRUCTURE})
+INFRASTRUCTURE_REASONS = SANDBOX_FAILURES | {PROVIDER_ERROR}
 T = TypeVar("T")
 
 
@@ -227,7 +228,7 @@ def infrastructure_losses(kept: list[TaskPair], rejected: list[TaskPair]) -> tup
 
     A sandbox that failed on every attempt says nothing about the data, so a release missing a
     domain or scenario for that reason is not the release the config asked for."""
-    lost = [p for p in rejected if any(c.name in (INFRASTRUCTURE, ENV_INFRASTRUCTURE) for c in p.validation.failures())]
+    lost = [p for p in rejected if any(c.name in SANDBOX_FAILURES for c in p.validation.failures())]
     if not lost:
         return [], []
     gone = [f"{kind} {value}" for kind in ("domain", "scenario")
