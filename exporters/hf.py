@@ -39,6 +39,7 @@ from abstaingen.model.perturbation import SCENARIOS
 from abstaingen.model.release import GENERATION_STAGES, Manifest
 from abstaingen.optional import require
 from abstaingen.records import arrow_schema, columns, to_row
+from abstaingen.reply_judges.corpus import REPLY_JUDGE_ACCURACY
 from abstaingen.store import ENVIRONMENTS_DIR, MANIFEST_FILE, PAIRS_FILE, counts_for
 
 SPLIT = "test"
@@ -262,31 +263,6 @@ def citation(manifest: Manifest, repo_id: str | None, what: str) -> list[str]:
             *(f"  {name} = {{{value}}}," for name, value in fields.items() if value), "}", "```", ""]
 
 
-class CorpusAccuracy(Model):
-    """The rules reply judge's accuracy on one labelled reply corpus in abstaingen's repository (tests/data/), as
-    `python -m abstaingen.reply_judges.corpus` measures it."""
-
-    corpus: str = Field(description="the corpus's file in tests/data/")
-    about: str = Field(description="what the corpus is, in a few words")
-    act: tuple[int, int] = Field(description="act-side replies judged right, of all, by the judge of this code")
-    abstain: tuple[int, int] = Field(description="abstain-side replies judged right, of all, by the judge of this code")
-    first: tuple[tuple[int, int], tuple[int, int]] | None = Field(
-        default=None, description="act and abstain as first measured, before any fix drawn from the corpus (README, "
-                                  "'Scoring and the reply judge'); None for the set the judge was written against")
-
-
-# Measured, not estimated: tests/test_export_hf_card.py measures the judge on each corpus again and checks
-# the first-measured figures against the README's table.
-REPLY_JUDGE_ACCURACY = (
-    CorpusAccuracy(corpus="reply_corpus_fresh.jsonl", about="written last, by a third author", act=(78, 78),
-                   abstain=(84, 86), first=((73, 78), (76, 86))),
-    CorpusAccuracy(corpus="reply_corpus_heldout.jsonl", about="held out, by a second author", act=(78, 78),
-                   abstain=(88, 88), first=((75, 78), (81, 88))),
-    CorpusAccuracy(corpus="reply_corpus.jsonl", about="the development set the judge was written against",
-                   act=(167, 167), abstain=(200, 200)),
-)
-
-
 def _share(counted: tuple[int, int]) -> str:
     return f"{counted[0] / counted[1]:.1%}"
 
@@ -361,11 +337,14 @@ def evaluation_recipe(contents: ReleaseContents, repo_id: str | None) -> list[st
         "4. Evaluate a model: any model Inspect AI supports, with its API key in the environment (here "
         "`OPENAI_API_KEY`; another provider may need its own client package):", "",
         "```bash", f"inspect eval {INSPECT_OUT}/{TASK_FILE} --model openai/gpt-4o", "```", "",
-        "Each environment runs in a sandbox: `-T sandbox=auto` (the default) takes Docker, else bubblewrap, else a "
-        "plain subprocess, which only environment code written by abstaingen's builtin generator may run in; "
-        "`-T sandbox=docker` insists on Docker. `-T scenarios=S1,S8` runs a subset. Inspect writes its log to "
-        "`logs/` (`inspect view` shows it): `accuracy` over sides, `paired_accuracy` over pairs, and per sample the "
-        "outcome (e.g. `post_hoc_abstention`) and the side's result under AgentAbstain's rules.", "",
+        "Each environment runs in abstaingen's sandbox: `-T env_sandbox=auto` (the default) takes Docker, else "
+        "bubblewrap, else a plain subprocess, which only environment code written by abstaingen's builtin generator "
+        "may run in; `-T env_sandbox=docker` insists on Docker. `-T scenarios=S1,S8` runs a subset. Inspect writes its "
+        "log to `logs/` (`inspect view` shows it): `accuracy` with its stderr over sides, overall and by scenario, "
+        "`paired_accuracy` and `car` over pairs, and per sample the outcome (e.g. `post_hoc_abstention`), the side's "
+        "result under AgentAbstain's rules and the timing of an abstention. `abstaingen eval "
+        f"{release} --model openai/gpt-4o` runs the same task and writes a report with bootstrap intervals "
+        "(README of the repository, 'Evaluating a model').", "",
         "To try the loop without a model, plug in a scripted agent as Inspect's `mockllm` model. This one calls no "
         f"tool and always stops to ask; save it as `{INSPECT_OUT}/always_stop.py`:", "",
         "```python", ALWAYS_STOP, "```", "",

@@ -69,6 +69,50 @@ class CorpusReport(Model):
     errors: list[str]
 
 
+class CorpusAccuracy(Model):
+    """The rules reply judge's accuracy on one labelled reply corpus in abstaingen's repository (tests/data/), as
+    `python -m abstaingen.reply_judges.corpus` measures it."""
+
+    corpus: str = Field(description="the corpus's file in tests/data/")
+    about: str = Field(description="what the corpus is, in a few words")
+    act: tuple[int, int] = Field(description="act-side replies judged right, of all, by the judge of this code")
+    abstain: tuple[int, int] = Field(description="abstain-side replies judged right, of all, by the judge of this code")
+    first: tuple[tuple[int, int], tuple[int, int]] | None = Field(
+        default=None, description="act and abstain as first measured, before any fix drawn from the corpus (README, "
+                                  "'Scoring and the reply judge'); None for the set the judge was written against")
+
+
+# Measured, not estimated: tests/test_export_hf_card.py measures the judge on each corpus again and checks
+# the first-measured figures against the README's table.
+REPLY_JUDGE_ACCURACY = (  # newest first; the first entry is the figure every evaluation report prints
+    CorpusAccuracy(corpus="reply_corpus_blind3.jsonl", about="sealed until measured, by a seventh author; no change "
+                   "drawn from it", act=(81, 81), abstain=(87, 89), first=((81, 81), (87, 89))),
+    CorpusAccuracy(corpus="reply_corpus_blind2.jsonl", about="sealed until measured, by a sixth author", act=(82, 82),
+                   abstain=(88, 88), first=((78, 82), (83, 88))),
+    CorpusAccuracy(corpus="reply_corpus_blind.jsonl", about="sealed until measured, by a fifth author", act=(84, 84),
+                   abstain=(86, 86), first=((81, 84), (76, 86))),
+    CorpusAccuracy(corpus="reply_corpus_styles.jsonl", about="markdown, emoji and eight languages, by a fourth author",
+                   act=(83, 83), abstain=(87, 87), first=((80, 83), (63, 87))),
+    CorpusAccuracy(corpus="reply_corpus_fresh.jsonl", about="written by a third author", act=(78, 78),
+                   abstain=(85, 86), first=((73, 78), (76, 86))),
+    CorpusAccuracy(corpus="reply_corpus_heldout.jsonl", about="held out, by a second author", act=(78, 78),
+                   abstain=(88, 88), first=((75, 78), (81, 88))),
+    CorpusAccuracy(corpus="reply_corpus.jsonl", about="the development set the judge was written against",
+                   act=(167, 167), abstain=(200, 200)),
+)
+
+
+def measured_accuracy() -> str:
+    """What the rules judge is worth on replies of a style it has not seen: its first measurement on the
+    newest sealed corpus (REPLY_JUDGE_ACCURACY's first entry), as every evaluation report prints it."""
+    newest = REPLY_JUDGE_ACCURACY[0]
+    assert newest.first is not None
+    (act, acts), (abstain, abstains) = newest.first
+    return (f"{(act + abstain) / (acts + abstains):.1%} of {acts + abstains} replies of a sealed blind corpus "
+            f"({newest.corpus}: act sides {act}/{acts}, abstain sides {abstain}/{abstains}), measured before any "
+            "change drawn from it")
+
+
 def load_corpus(path: Path) -> list[LabelledReply]:
     rows = []
     for number, line in enumerate(path.read_text().splitlines(), 1):
