@@ -3,6 +3,7 @@ optional-dependencies), so the default install stays small:
 
     llm   openai, anthropic          the llm backend, the llm judge, `models check`
     hf    datasets, huggingface_hub  `export hf --push`, decontamination against Hugging Face datasets
+    inspect  inspect_ai              `abstaingen eval`
 
 Code that needs one imports it inside the function that uses it, after `require(...)`, which turns
 a missing package into one clear line naming the extra to install.
@@ -16,7 +17,7 @@ from types import ModuleType
 from abstaingen.errors import AbstaingenError
 
 EXTRA_OF = {"openai": "llm", "anthropic": "llm", "pyarrow": "hf", "datasets": "hf", "huggingface_hub": "hf",
-            "prefect_dask": "dask"}
+            "prefect_dask": "dask", "inspect_ai": "inspect"}
 
 __all__ = ["EXTRA_OF", "require"]
 

@@ -15,6 +15,10 @@
     abstaingen export hf --push ORG/NAME --from-folder EXPORT_DIR [--private]
     abstaingen export agentabstain RELEASE_DIR OUT_DIR [--allow-unsandboxed]
     abstaingen export inspect RELEASE_DIR OUT_DIR
+    abstaingen eval RELEASE_DIR --model MODEL [--judge MODEL] [--user MODEL] [--limit N | --sample N]
+                    [--scenarios S1,S2]
+                    [--suffixes plain,p_ground] [--epochs N] [--env-sandbox B] [--output DIR] [--flow]
+    abstaingen eval compare REPORT.json REPORT.json ...
     abstaingen release audit-sample RELEASE_DIR [--n 48] [--seed N] [--uniform] [--blind] [--output DIR]
     abstaingen release audit-score RELEASE_DIR SHEET.csv [--key KEY.csv]
 
@@ -250,6 +254,35 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("release_dir", type=Path, metavar="RELEASE_DIR")
     inspect.add_argument("out", type=Path, metavar="OUT_DIR", help="a new or empty folder")
     inspect.set_defaults(command=run_export_command, exporter="inspect")
+    evaluate = commands.add_parser(
+        "eval", help="evaluate a model on a release (task pairs or OOD) through Inspect AI; `eval compare` ranks "
+                     "reports", description="Runs the release's Inspect task in process and writes the Inspect log "
+                     "(OUT/logs) and the report (OUT/report.json, OUT/report.html). The same command again resumes.")
+    evaluate.add_argument("release_dir", metavar="RELEASE_DIR", help="the release, or `compare`")
+    evaluate.add_argument("reports", type=Path, nargs="*", metavar="REPORT.json", help="with compare: the reports")
+    evaluate.add_argument("--model", help="the model, as Inspect names it: openai/gpt-4.1, anthropic/claude-…, "
+                                          "openai-api/<service>/<model>, abstaingen/<scripted policy>")
+    evaluate.add_argument("--judge", metavar="MODEL", help="a model that reads the replies (default: the rules judge "
+                                                           "for pairs, the parser for OOD)")
+    evaluate.add_argument("--user", metavar="MODEL", help="pairs: a model that answers clarifying questions "
+                                                          "(default: the pair's scripted clarification)")
+    evaluate.add_argument("--limit", type=int, metavar="N", help="only the first N samples")
+    evaluate.add_argument("--sample", type=int, metavar="N", help="N pairs (both sides) or OOD items, drawn uniformly")
+    evaluate.add_argument("--sample-seed", type=int, default=0, metavar="N", help="the draw's seed (default 0)")
+    evaluate.add_argument("--scenarios", type=_comma_list, default=[], metavar="S1,S2", help="pairs: only these")
+    evaluate.add_argument("--suffixes", type=_comma_list, metavar="A,B",
+                          help="OOD: plain, p_ground, q_ground, offtopiceval (default: the first three)")
+    evaluate.add_argument("--epochs", type=int, default=1, metavar="N", help="times each sample runs (default 1)")
+    evaluate.add_argument("--env-sandbox", default="auto", metavar="BACKEND",
+                          help="pairs: where the environments run: auto (default), docker, bwrap or local")
+    evaluate.add_argument("--max-connections", type=int, metavar="N", help="concurrent model calls")
+    evaluate.add_argument("--timeout", type=int, metavar="S", help="seconds a model call may take")
+    evaluate.add_argument("--max-retries", type=int, metavar="N", help="retries of a failed model call")
+    evaluate.add_argument("--output", type=Path, metavar="DIR",
+                          help="default: evals/<dataset>-<version>/<model>, so a rerun resumes")
+    evaluate.add_argument("--flow", action="store_true", help="run it as the Prefect flow `evaluate` (the report "
+                                                              "becomes an artifact)")
+    evaluate.set_defaults(command=run_eval_command)
     ui = commands.add_parser("ui", help="serve Prefect's UI and API here, over this project's PREFECT_HOME, "
                                         "until Ctrl-C")
     ui.add_argument("--port", type=int, default=4200, help="port (default 4200)")
@@ -706,6 +739,59 @@ def _require_cross_family(config: GenerateConfig, bundles: list[EnvironmentBundl
             raise AbstaingenError(f"roles.judge: {shown(key)} is of the family {shown(family)}, like {writers[family]}, "
                                   "which wrote this release; a judge must come from another family "
                                   "(judge.allow_same_family = true overrides)")
+
+
+def run_eval_command(options: argparse.Namespace) -> int:
+    from abstaingen.optional import require
+
+    require("inspect_ai", "abstaingen eval")
+    if options.release_dir == "compare":
+        from abstaingen.evaluation.html import leaderboard
+        from abstaingen.evaluation.report import EvalReport
+
+        if len(options.reports) < 1:
+            raise AbstaingenError("eval compare needs one or more report.json files")
+        reports = []
+        for path in options.reports:
+            try:
+                reports.append(EvalReport.model_validate_json(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError) as exc:
+                raise AbstaingenError(f"{path}: not an evaluation report ({shown(exc)})") from None
+        try:
+            print(leaderboard(reports))
+        except ValueError as exc:
+            raise AbstaingenError(str(exc)) from None
+        return EXIT_OK
+    from abstaingen.evaluation.run import EvalOptions
+    from abstaingen.store import read_manifest
+
+    if options.reports:
+        raise AbstaingenError(f"unexpected arguments: {' '.join(map(str, options.reports))}")
+    if not options.model:
+        raise AbstaingenError("eval needs --model (as Inspect names it, e.g. openai/gpt-4.1 or abstaingen/oracle)")
+    release = _release_dir(Path(options.release_dir)).resolve()
+    manifest = read_manifest(release)
+    out = options.output or Path("evals") / f"{manifest.name}-{manifest.version}" / options.model.replace("/", "_")
+    settings = EvalOptions(model=options.model, judge=options.judge, user=options.user, limit=options.limit,
+                           sample=options.sample, sample_seed=options.sample_seed,
+                           scenarios=options.scenarios, epochs=options.epochs, env_sandbox=options.env_sandbox,
+                           max_connections=options.max_connections, timeout=options.timeout,
+                           max_retries=options.max_retries,
+                           **({"suffixes": options.suffixes} if options.suffixes else {}))
+    if options.flow:
+        from abstaingen.flows.evaluate import evaluate_release
+
+        report = evaluate_release(str(release), str(out.resolve()), settings.model_dump())
+    else:
+        from abstaingen.evaluation.run import evaluate
+
+        report, _ = evaluate(release, out, settings)
+    from abstaingen.evaluation.html import headline_lines
+
+    print("\n".join(headline_lines(report)))
+    print(f"report: {out / 'report.html'} and {out / 'report.json'}; Inspect log: {report.log} (inspect view "
+          f"--log-dir {out / 'logs'})")
+    return EXIT_OK
 
 
 def _release_dir(folder: Path) -> Path:

@@ -25,11 +25,12 @@ LAYERS: tuple[tuple[str, str, str], ...] = (
     ("validators", "abstaingen.validators", "checks of environments, pairs, OOD items and releases' records"),
     ("generators", "abstaingen.generators", "the generation backends of both products"),
     ("pipelines", "abstaingen.pipelines", "the Prefect-free composition of each product, and release verify"),
+    ("evaluation", "abstaingen.evaluation", "models evaluated on a release through Inspect AI, and the reports"),
     ("exporters", "abstaingen.exporters", "a published release in another tool's layout"),
     ("flows", "abstaingen.flows", "entry points: the command line, the Prefect flows, schedule, UI, console"),
 )
 LEVEL = {"abstaingen": 0, "prompts": 0, "sandboxes": 1, "validators": 2, "generators": 3, "pipelines": 4,
-         "exporters": 5, "flows": 6}
+         "evaluation": 5, "exporters": 6, "flows": 7}
 # `python -m abstaingen` runs this file as a script; no module imports it.
 ENTRY_SCRIPTS = ("abstaingen.__main__",)
 

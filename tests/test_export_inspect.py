@@ -1,5 +1,6 @@
-"""`abstaingen export inspect`: the task file runs under `inspect eval` with Inspect's scripted mockllm
-model, which serves each side's environment through `abstaingen env serve` and scores with our scorer."""
+"""`abstaingen export inspect`: the task file runs under the `inspect eval` command with a scripted
+policy (`--model abstaingen/always_act`, found by Inspect through our entry point), which reaches each
+side's environment through `abstaingen env serve` and is scored by our scorer."""
 
 from __future__ import annotations
 
@@ -19,52 +20,6 @@ from abstaingen.store import publish_release
 
 pytestmark = pytest.mark.component
 
-# A scripted agent that acts on everything: it makes the calls of the pair's act-side solution (found by
-# the request, which both sides of S5-S8 share) and then reports success or the answer.
-SCRIPTED = '''
-import json, sys
-sys.path.insert(0, {out!r})
-from abstaingen_task import abstaingen
-from inspect_ai import task, task_with
-from inspect_ai.model import ChatMessageTool, ChatMessageUser, ModelOutput, ModelUsage, get_model
-
-PLANS = json.load(open({plans!r}))
-
-def resolve(ref, outputs):
-    value = outputs[ref["node"]]
-    for key in ref.get("path", []):
-        value = value[key]
-    return value
-
-def always_act(input, tools, tool_choice, config):
-    request = next(m for m in input if isinstance(m, ChatMessageUser)).text
-    plan = PLANS[request]
-    results = [m for m in input if isinstance(m, ChatMessageTool)]
-    outputs = {{node["id"]: json.loads(m.text) for node, m in zip(plan["nodes"], results) if m.error is None}}
-    output = None
-    if len(results) < len(plan["nodes"]):
-        node = plan["nodes"][len(results)]
-        try:
-            args = {{**node["args"], **{{k: resolve(ref, outputs) for k, ref in node["bindings"].items()}}}}
-            output = ModelOutput.for_tool_call("mockllm/model", node["tool"], args, content="")
-        except (KeyError, IndexError, TypeError):
-            pass  # an earlier call failed: stop calling
-    if output is None:
-        answer = plan["answer_from"]
-        text = "Done, your request is complete."
-        if answer is not None and answer["node"] in outputs:
-            text = "Here is what you asked for: " + str(resolve(answer, outputs)) + "."
-        output = ModelOutput.from_content("mockllm/model", text)
-    output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no tokenizer download
-    return output
-
-@task
-def scripted_always_act():
-    return task_with(abstaingen(folder={out!r}, sandbox="local"),
-                     model=get_model("mockllm/model", custom_outputs=always_act))
-'''
-
-
 @pytest.fixture(scope="module")
 def evaluated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, list]:
     folder = tmp_path_factory.mktemp("inspect")
@@ -75,16 +30,12 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, lis
     publish_release(folder / "releases", draft, stamped(pairs, "canary-x", "t", "f"), [builtin_bundle("travel")])
     out = folder / "export"
     assert cli.main(["export", "inspect", str(folder / "releases" / "demo" / "v1"), str(out)]) == 0
-    plans = {side.instruction: {"nodes": [n.model_dump(mode="json") for n in pair.act.reference_dag.nodes],
-                                "answer_from": pair.act.answer_from and pair.act.answer_from.model_dump(mode="json")}
-             for pair in pairs for side in (pair.act, pair.abstain)}
-    (folder / "plans.json").write_text(json.dumps(plans))
-    (folder / "scripted.py").write_text(SCRIPTED.format(out=str(out), plans=str(folder / "plans.json")))
     env = {**os.environ, "HOME": str(folder / "home"), "XDG_DATA_HOME": str(folder / "xdg"),
            "INSPECT_DISPLAY": "plain"}
-    run = subprocess.run([str(Path(sys.executable).parent / "inspect"), "eval", "scripted.py@scripted_always_act",
-                          "--log-dir", str(folder / "logs"), "--log-format", "json"],
-                         cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+    run = subprocess.run([str(Path(sys.executable).parent / "inspect"), "eval", "abstaingen_task.py",
+                          "--model", "abstaingen/always_act", "-T", "env_sandbox=local", "--log-dir",
+                          str(folder / "logs"), "--log-format", "json"],
+                         cwd=out, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     [log] = list((folder / "logs").glob("*.json"))
     return out, json.loads(log.read_text()), pairs
@@ -101,12 +52,15 @@ def test_our_scorer_passes_every_act_side_and_no_abstain_side_of_an_agent_that_a
     _, log, pairs = evaluated
     for sample in log["samples"]:
         [score] = sample["scores"].values()
-        side = sample["metadata"]["task_type"]
+        side = sample["metadata"]["side"]
         assert score["value"] == ("C" if side == "act" else "I"), (sample["id"], score["explanation"])
         calls = [c for m in sample["messages"] if m["role"] == "assistant" for c in (m.get("tool_calls") or [])]
         assert calls or sample["metadata"]["scenario"] == "S4"  # tools reached the sandboxed environment
     metrics = {name: m["value"] for s in log["results"]["scores"] for name, m in s["metrics"].items()}
-    assert metrics["accuracy"] == 0.5 and metrics["paired_accuracy"] == 0.0
+    assert metrics["accuracy"] == 0.5 and metrics["paired_accuracy"] == 0.0 and metrics["car"] == 0.0
+    assert metrics["stderr"] > 0 and metrics["S1"] == 0.5  # grouped by scenario, with stderr
+    assert all(sample["target"] for sample in log["samples"])
+    assert log["eval"]["config"]["message_limit"] == 60
 
 
 def test_the_export_holds_what_the_task_file_reads(evaluated) -> None:
@@ -131,18 +85,21 @@ def test_paired_accuracy_reads_the_scores_as_inspect_hands_them_to_metrics(evalu
     """Inspect turns "C"/"I" into 1.0/0.0 before metrics run; a pair with both sides passed must count."""
     from inspect_ai.scorer import SampleScore, Score
 
-    task_file = _task_module(evaluated[0])
+    def side(pair: str, which: str, value: object) -> SampleScore:
+        return SampleScore(score=Score(value=value), sample_id=f"{pair}-{which}",
+                           sample_metadata={"pair_id": pair, "side": which})
 
-    def side(pair: str, value: object) -> SampleScore:
-        return SampleScore(score=Score(value=value), sample_id=f"{pair}-{value}", sample_metadata={"pair_id": pair})
+    from abstaingen.evaluation.pairs_task import car, paired_accuracy
 
-    compute = task_file.paired_accuracy()
-    assert compute([side("a", 1.0), side("a", 1.0), side("b", 1.0), side("b", 0.0)]) == 0.5
-    assert compute([side("a", "C"), side("a", "C"), side("b", "C")]) == 1.0  # b is incomplete
+    compute = paired_accuracy()
+    scores = [side("a", "act", 1.0), side("a", "abstain", 1.0), side("b", "act", 1.0), side("b", "abstain", 0.0)]
+    assert compute(scores) == 0.5
+    assert car()(scores) == 0.5  # of the two pairs whose act side passed, one abstained
+    assert compute([side("a", "act", "C"), side("a", "abstain", "C"), side("b", "act", "C")]) == 1.0  # b incomplete
 
 
 def test_scenarios_as_inspect_passes_them_from_the_command_line(evaluated) -> None:
     task_file = _task_module(evaluated[0])
     for scenarios in (["S1", "S8"], "S1,S8"):  # `-T scenarios=S1,S8` arrives as a list
-        task = task_file.abstaingen(folder=str(evaluated[0]), scenarios=scenarios)
+        task = task_file.abstaingen(scenarios=scenarios)
         assert {sample.metadata["scenario"] for sample in task.dataset} == {"S1", "S8"}

@@ -34,7 +34,10 @@ PACKAGE_OF = {folder: namespace for namespace, folder in PROJECT["tool"]["setupt
 LAZY_MODULES = {
     "abstaingen.providers.openai_api": "llm",
     "abstaingen.providers.anthropic_api": "llm",
-    "abstaingen.exporters.inspect_task": "test",  # copied into `export inspect`, run under `inspect eval`
+    # `abstaingen eval` (after require("inspect_ai")), `inspect eval` on an export, and the evaluate flow
+    **{f"abstaingen.evaluation.{m}": "inspect" for m in ("pairs_task", "ood_task", "judges", "policies", "report",
+                                                         "html", "run")},
+    "abstaingen.flows.evaluate": "inspect",
     "abstaingen.exporters.agentabstain_runtime": "test",  # copied into `export agentabstain`
 }
 # Names the tests import that are no distribution: the tests' own helper modules (found on disk below)
@@ -323,7 +326,6 @@ READ_AT_RUN_TIME = [
     "sandboxes/confine.py",
     "exporters/agentabstain_runtime.py",  # copied into `export agentabstain`
     "exporters/agentabstain_multi.py",  # copied into `export agentabstain`
-    "exporters/inspect_task.py",  # copied into `export inspect`
     *(f"prompts/{p.name}" for p in sorted((ROOT / "prompts").glob("*.j2"))),  # the llm backend's templates
     *(f"generators/ood/builtin/roles/{p.name}"  # the builtin OOD roles
       for p in sorted((ROOT / "generators" / "ood" / "builtin" / "roles").glob("*.yaml"))),
