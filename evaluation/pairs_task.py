@@ -30,7 +30,7 @@ from typing import Any
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, Model, get_model
 from inspect_ai.scorer import (
     CORRECT,
     INCORRECT,
@@ -74,7 +74,7 @@ def asks(reply: str) -> bool:
     return "?" in reply or "？" in reply
 
 
-async def _user_answer(user: str | None, side: TaskVariant, question: str) -> str:
+async def _user_answer(user: str | Model | None, side: TaskVariant, question: str) -> str:
     """The simulated user's answer: the pair's clarification, or a model's words for it."""
     assert side.clarification is not None
     if user is None:

@@ -69,3 +69,52 @@ def test_a_model_judge_reads_the_verdict_and_asks_again_when_it_does_not_fit() -
     judged = asyncio.run(InspectModelJudge(model).judge(
         ReplyInput(instruction="Cancel the booking.", deliverable=Deliverable.OP, reply="Which one?")))
     assert (judged.abstains, judged.kind, judged.flags_problem) == (True, "asks_for_information", True)
+
+
+def _mock(*texts: str):
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    outputs = [ModelOutput.from_content("mockllm/model", text) for text in texts]
+    for output in outputs:
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no tokenizer to download
+    return get_model("mockllm/model", custom_outputs=outputs)
+
+
+def test_the_simulated_user_is_the_clarification_or_a_models_words_for_it() -> None:
+    import asyncio
+
+    from abstaingen.evaluation.pairs_task import _user_answer
+
+    side = builtin_pair(Scenario.S1, 0, "travel").abstain
+    assert asyncio.run(_user_answer(None, side, "Which one?")) == side.clarification
+    assert asyncio.run(_user_answer(_mock("The one on the 5th."), side, "Which one?")) == "The one on the 5th."
+    assert asyncio.run(_user_answer(_mock("  "), side, "Which one?")) == side.clarification  # empty: scripted
+
+
+def test_a_judge_model_reads_an_ood_reply_the_parser_could_not() -> None:
+    import asyncio
+
+    from abstaingen.evaluation.ood_task import _judged
+    from abstaingen.model.ood import OodItem
+
+    item = OodItem.model_construct(system_prompt="You book appointments.", query="What is 2+2?")
+    assert asyncio.run(_judged(_mock("REFUSE"), item, "Let's stay on appointments.")) == "refuse"
+    assert asyncio.run(_judged(_mock("It would be ACCEPT"), item, "4")) == "accept"
+    assert asyncio.run(_judged(_mock("no idea"), item, "hm")) == "unparsed"
+
+
+def test_an_episode_that_errored_is_counted_as_a_failure_and_kept() -> None:
+    from inspect_ai.log import EvalError, EvalSample
+    from inspect_ai.model import ModelOutput
+
+    from abstaingen.evaluation.report import episode_of
+
+    meta = {"pair_id": "p", "side": "act", "scenario": "S1", "domain": "travel", "deliverable": "op",
+            "earliest_abstain_step": None}
+    sample = EvalSample(id="p-act", epoch=1, input="Cancel it.", target="act: cancel", metadata=meta,
+                        output=ModelOutput(), error=EvalError(message="RateLimitError: 429\nmore", traceback="",
+                                                              traceback_ansi=""))
+    episode = episode_of(sample, "pairs")
+    assert (episode.passed, episode.outcome, episode.error) == (False, "error", "RateLimitError: 429")
+    units = _by_unit([episode, _episode("p", "abstain", True)])
+    assert PAIR_METRICS["paired"](list(units.values())) == 0.0 and PAIR_METRICS["abstain"](list(units.values())) == 1.0
