@@ -9,10 +9,13 @@ reused, so no finished sample runs twice.
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 from inspect_ai import Task, eval_set
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.log import read_eval_log
+from inspect_ai.model import get_model
 from pydantic import Field
 
 from abstaingen.errors import AbstaingenError
@@ -75,8 +78,22 @@ def sample_ids(release: Path, options: EvalOptions) -> list[str] | None:
             for side in (pair.act, pair.abstain)]
 
 
+def require_models(options: EvalOptions) -> None:
+    """Every model the run names can be made (a known provider, its client installed, its key set): one
+    line naming the option otherwise, before anything runs."""
+    for option, name in (("--model", options.model), ("--judge", options.judge), ("--user", options.user)):
+        if name is None:
+            continue
+        try:
+            get_model(name)
+        except (ValueError, PrerequisiteError, AbstaingenError) as exc:
+            said = " ".join(re.sub(r"\[/?[a-z ]+\]", "", str(exc)).split()).removeprefix("ERROR: ")
+            raise AbstaingenError(f"{option} {name}: {said}") from None
+
+
 def evaluate(release: Path, out: Path, options: EvalOptions, display: str = "none") -> tuple[EvalReport, Path]:
     """Run (or resume) the evaluation and write its report; the report and the log it was read from."""
+    require_models(options)
     out.mkdir(parents=True, exist_ok=True)
     logs = out / "logs"
     finished, results = eval_set(task_for(release, options), log_dir=str(logs), model=options.model,

@@ -145,6 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
     schedule.add_argument("--port", type=int, default=4200,
                           help="without PREFECT_API_URL: the Prefect server on 127.0.0.1 to use, started here "
                                "(UI included) unless `abstaingen ui` serves there already (default 4200)")
+    schedule.add_argument("--evaluate", metavar="MODEL", help="then evaluate each new release with this model, as "
+                                                             "`abstaingen eval` does, into OUTPUT/evals/")
+    schedule.add_argument("--evaluate-sample", type=int, metavar="N", help="with --evaluate: N pairs drawn "
+                                                                           "uniformly (default: all)")
     schedule.set_defaults(command=run_schedule_command)
 
     env = commands.add_parser("env", help="work with environment bundles").add_subparsers(
@@ -505,10 +509,19 @@ def run_schedule_command(options: argparse.Namespace) -> int:
     if config.dataset.seed is not None:
         raise AbstaingenError("schedule: dataset.seed is set, so every run would make the same pairs (and the "
                               "dedup against earlier releases would drop them all); leave it unset")
+    evaluation = None
+    if options.evaluate:
+        from abstaingen.optional import require
+
+        require("inspect_ai", "schedule --evaluate")
+        evaluation = {"model": options.evaluate, "sample": options.evaluate_sample,
+                      "env_sandbox": config.sandbox.backend}
+    elif options.evaluate_sample is not None:
+        raise AbstaingenError("--evaluate-sample goes with --evaluate MODEL")
     from abstaingen.flows.schedule import serve_on_schedule, when
 
     serve_on_schedule(config, options.seeds, when(options.cron, options.every, options.timezone), options.name,
-                      options.port)
+                      options.port, evaluation)
     return EXIT_OK
 
 

@@ -52,7 +52,7 @@ def when(cron: str | None, every_s: float | None, timezone: str = "UTC") -> tupl
 
 
 def serve_on_schedule(config: GenerateConfig, seeds_path: Path | None, schedule: tuple[Schedule, str],
-                      name: str | None, port: int = DEFAULT_PORT) -> None:
+                      name: str | None, port: int = DEFAULT_PORT, evaluation: dict[str, Any] | None = None) -> None:
     """Prefect schedules runs only through a server: the one PREFECT_API_URL names, else the one
     `abstaingen ui` serves on `port`, else one started here on `port` (with its UI) until Ctrl-C."""
     plan_run(config, seeds_path)  # bad input is one line now, not a failed run at the first tick
@@ -66,14 +66,23 @@ def serve_on_schedule(config: GenerateConfig, seeds_path: Path | None, schedule:
                 server.wait_until_healthy()
             stack.enter_context(temporary_settings({PREFECT_API_URL: api}))
         print(f"Prefect UI: {api.removesuffix('/api')}", flush=True)
-        _serve(config, seeds_path, schedule, deployment)
+        _serve(config, seeds_path, schedule, deployment, evaluation)
 
 
-def _serve(config: GenerateConfig, seeds_path: Path | None, schedule: tuple[Schedule, str], deployment: str) -> None:
+def _serve(config: GenerateConfig, seeds_path: Path | None, schedule: tuple[Schedule, str], deployment: str,
+           evaluation: dict[str, Any] | None) -> None:
+    parameters = schedule_parameters(config, seeds_path)
+    served: Any = generate_release
+    then = ""
+    if evaluation is not None:  # the flow imports Inspect: only when asked for
+        from abstaingen.flows.evaluate import generate_and_evaluate
+
+        served, parameters = generate_and_evaluate, {**parameters, "evaluation": evaluation}
+        then = f", then evaluated with {evaluation['model']} into {config.dataset.output_dir.resolve() / 'evals'}"
     print(f"serving {deployment}: a fresh release of {config.dataset.name} {schedule[1]} into "
-          f"{config.dataset.output_dir.resolve()}; Ctrl-C stops", flush=True)
-    generate_release.serve(  # until Ctrl-C, which Prefect's runner takes as the end of serving
-        name=deployment, schedules=[schedule[0]], parameters=schedule_parameters(config, seeds_path),
+          f"{config.dataset.output_dir.resolve()}{then}; Ctrl-C stops", flush=True)
+    served.serve(  # until Ctrl-C, which Prefect's runner takes as the end of serving
+        name=deployment, schedules=[schedule[0]], parameters=parameters,
         tags=[f"dataset:{config.dataset.name}", "scheduled"], entrypoint_type=EntrypointType.MODULE_PATH,
         description=f"Scheduled regeneration of {config.dataset.name}", print_starting_message=False,
     )

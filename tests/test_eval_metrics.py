@@ -118,3 +118,16 @@ def test_an_episode_that_errored_is_counted_as_a_failure_and_kept() -> None:
     assert (episode.passed, episode.outcome, episode.error) == (False, "error", "RateLimitError: 429")
     units = _by_unit([episode, _episode("p", "abstain", True)])
     assert PAIR_METRICS["paired"](list(units.values())) == 0.0 and PAIR_METRICS["abstain"](list(units.values())) == 1.0
+
+
+@pytest.mark.parametrize("options, said", [
+    ({"model": "nosuch/model"}, "--model nosuch/model: Model API nosuch of model 'nosuch/model' not recognized."),
+    ({"model": "abstaingen/oracle", "judge": "abstaingen/nosuch"}, "--judge abstaingen/nosuch: no scripted policy"),
+])
+def test_a_model_that_cannot_be_made_is_one_line_before_anything_runs(options: dict, said: str) -> None:
+    from abstaingen.errors import AbstaingenError
+    from abstaingen.evaluation.run import EvalOptions, require_models
+
+    with pytest.raises(AbstaingenError) as raised:
+        require_models(EvalOptions(**options))
+    assert str(raised.value).startswith(said) and "\n" not in str(raised.value)

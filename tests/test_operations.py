@@ -1,6 +1,6 @@
-"""Operations, on CLI runs reporting to one Prefect server: scheduled regeneration, resume after
-SIGKILL, and one run of a dataset at a time (the states, task runs and artifacts a run leaves in Prefect
-are test_flows.py's).
+"""Operations, on CLI runs reporting to one Prefect server: scheduled regeneration (each run then evaluated),
+resume after SIGKILL, and one run of a dataset at a time (the states, task runs and artifacts a run leaves in
+Prefect are test_flows.py's).
 
 The scheduler is started first (module fixture) and checked last, so its ticks (30 s apart) pass while
 the other tests run."""
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from prefect_runs import FOREGROUND, abstaingen, flow_env, flow_runs, process_states
+from prefect_runs import FOREGROUND, abstaingen, artifacts_of, flow_env, flow_runs, process_states
 from releases import published_pairs
 
 from abstaingen.checkpoints import DatasetLock
@@ -41,7 +41,7 @@ def scheduler(prefect_api: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
     with (workdir / SCHEDULE_LOG).open("w") as log:
         process = subprocess.Popen(
             [*FOREGROUND, "-m", "abstaingen", "schedule", "--every", "30", "--domains", "travel",
-             "--sandbox", "local", "--output", "out"],
+             "--sandbox", "local", "--output", "out", "--evaluate", "abstaingen/oracle", "--evaluate-sample", "2"],
             cwd=workdir, env=flow_env(prefect_api), stdin=subprocess.DEVNULL, stdout=log,
             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     yield process, workdir
@@ -131,6 +131,12 @@ def test_the_schedule_makes_two_fresh_releases_unattended(prefect_api: str,
         assert time.monotonic() < deadline, f"{len(runs)} scheduled runs Completed 2 minutes after v2 was published"
         time.sleep(2)
     assert all(r["deployment_id"] for r in runs)
+    # each run evaluated the release it published (--evaluate abstaingen/oracle --evaluate-sample 2)
+    for version in ("v1", "v2"):
+        report = json.loads((workdir / "out" / "evals" / f"{DATASET}-{version}" / "abstaingen_oracle" /
+                             "report.json").read_text())
+        assert report["samples"] == 4 and report["headline"]["paired"]["value"] == 1.0
+    assert all(any(k.startswith("eval-") for k in artifacts_of(prefect_api, r["id"])) for r in runs)
     process.send_signal(signal.SIGINT)  # Ctrl-C: the scheduler stops, with its server
     try:
         assert process.wait(timeout=60) == 0
