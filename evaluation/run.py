@@ -96,12 +96,14 @@ def evaluate(release: Path, out: Path, options: EvalOptions, display: str = "non
     require_models(options)
     out.mkdir(parents=True, exist_ok=True)
     logs = out / "logs"
-    finished, results = eval_set(task_for(release, options), log_dir=str(logs), model=options.model,
-                                 limit=options.limit, sample_id=sample_ids(release, options), epochs=options.epochs, fail_on_error=False,
-                                 retry_attempts=1, retry_wait=1, log_buffer=1, display=display,  # type: ignore[arg-type]
-                                 score_display=False, max_samples=options.max_samples,
-                                 max_connections=options.max_connections, timeout=options.timeout,
-                                 max_retries=options.max_retries)
+    # fail_on_error=False: an episode that errors is logged and counted, the others go on; log_buffer=1: every
+    # finished sample is in the log at once, so a killed run resumes from all of them
+    finished, results = eval_set(
+        task_for(release, options), log_dir=str(logs), model=options.model, limit=options.limit,
+        sample_id=sample_ids(release, options), epochs=options.epochs, fail_on_error=False, retry_attempts=1,
+        retry_wait=1, log_buffer=1, display=display, score_display=False,  # type: ignore[arg-type]
+        max_samples=options.max_samples, max_connections=options.max_connections, timeout=options.timeout,
+        max_retries=options.max_retries)
     if not results:
         raise AbstaingenError(f"Inspect wrote no log in {logs}")
     log_path = results[0].location.removeprefix("file://").removeprefix("file:")  # a rerun reads it back as a URI
