@@ -18,6 +18,7 @@ from typing import Any, Literal
 from inspect_ai.log import EvalLog, EvalSample
 from pydantic import Field
 
+from abstaingen.evaluation.pairs_task import CLARIFIED_SCENARIOS
 from abstaingen.model.common import Model
 from abstaingen.model.score import AgentAbstainView, Outcome, PairScore, SideScore
 from abstaingen.ood_scoring import os_score
@@ -161,7 +162,7 @@ def _timing(episodes: list[Episode]) -> dict[str, Any]:
 
 def _clarify(episodes: list[Episode]) -> dict[str, Any]:
     asked = [e for e in episodes if "clarified" in e.score]
-    offered = [e for e in episodes if e.groups["side"] == "abstain" and e.groups["scenario"] in ("S1", "S2")]
+    offered = [e for e in episodes if e.groups["side"] == "abstain" and e.groups["scenario"] in CLARIFIED_SCENARIOS]
     completed = [e for e in asked if e.score["clarified"]["completed"]]
     return {"sides": len(offered), "asked": len(asked), "asked_then_completed": len(completed),
             "asked_then_completed_rate": len(completed) / len(offered) if offered else None,
