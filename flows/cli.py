@@ -280,6 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--env-sandbox", default="auto", metavar="BACKEND",
                           help="pairs: where the environments run: auto (default), docker, bwrap or local")
     evaluate.add_argument("--max-connections", type=int, metavar="N", help="concurrent model calls")
+    evaluate.add_argument("--max-samples", type=int, metavar="N", help="samples run at once")
     evaluate.add_argument("--timeout", type=int, metavar="S", help="seconds a model call may take")
     evaluate.add_argument("--max-retries", type=int, metavar="N", help="retries of a failed model call")
     evaluate.add_argument("--output", type=Path, metavar="DIR",
@@ -788,7 +789,8 @@ def run_eval_command(options: argparse.Namespace) -> int:
     settings = EvalOptions(model=options.model, judge=options.judge, user=options.user, limit=options.limit,
                            sample=options.sample, sample_seed=options.sample_seed,
                            scenarios=options.scenarios, epochs=options.epochs, env_sandbox=options.env_sandbox,
-                           max_connections=options.max_connections, timeout=options.timeout,
+                           max_connections=options.max_connections, max_samples=options.max_samples,
+                           timeout=options.timeout,
                            max_retries=options.max_retries,
                            **({"suffixes": options.suffixes} if options.suffixes else {}))
     if options.flow:
