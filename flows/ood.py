@@ -85,8 +85,9 @@ def bank_stage(plan: OodPlan) -> QuestionBank:
 
 
 @task(name="write role items", task_run_name="write items {role.role_id}", cache_policy=NONE)
-async def role_stage(plan: OodPlan, role: RolePolicy, bank: QuestionBank, generator: OodGenerator) -> RoleItems:
-    made = await OodStageRunner().role(plan, role, bank, generator, after=bank)
+async def role_stage(plan: OodPlan, role: RolePolicy, bank: QuestionBank, generator: OodGenerator,
+                     earlier: EarlierItems) -> RoleItems:
+    made = await OodStageRunner().role(plan, role, bank, generator, earlier, after=bank)
     kinds = {kind: sum(item.kind == kind for item in made.items) for kind in ("id", "direct_ood", "laundered_ood")}
     get_run_logger().info("%s: %s", role.role_id, ", ".join(f"{k} {v}" for k, v in kinds.items()))
     warn_of_losses(role.role_id, made.tallies, "items")
@@ -114,8 +115,8 @@ class FlowStages(OodStageRunner):
         return bank_stage(plan)
 
     async def role(self, plan: OodPlan, role: RolePolicy, bank: QuestionBank, generator: OodGenerator,
-                   after: object) -> RoleItems:
-        return await role_stage(plan, role, bank, generator, wait_for=[after])
+                   earlier: EarlierItems, after: object) -> RoleItems:
+        return await role_stage(plan, role, bank, generator, earlier, wait_for=[after])
 
     def dedup(self, batches: list[RoleItems], earlier: EarlierItems, after: list[Any]) -> DeduplicatedItems:
         return dedup_stage(batches, earlier, wait_for=after)

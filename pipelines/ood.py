@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter, defaultdict
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,7 +40,7 @@ from abstaingen.validators.dedup import DeduplicatedItems, EarlierItems, remove_
 from abstaingen.validators.ood import leakage_report, question_block
 
 T = TypeVar("T")
-FUNNEL_STAGES = ("relatedness", "translation", "framing", "consistency", "dedup")
+FUNNEL_STAGES = ("fresh", "relatedness", "translation", "framing", "consistency", "dedup")
 
 
 class OodPlan(Model):
@@ -80,7 +80,10 @@ def plan_ood(config: GenerateConfig, code_version: str, available: Sequence[Role
 class RoleItems(Model):
     role_id: str
     items: list[OodItem]
-    tallies: list[FunnelStage] = Field(description="relatedness, translation, framing and consistency, for this role")
+    tallies: list[FunnelStage] = Field(description="fresh, relatedness, translation, framing and consistency, for "
+                                                   "this role")
+    bank_short: int = Field(default=0, description="off-topic questions the role lacks because the bank ran out of "
+                                                   "unasked ones that pass the checks (0: it has all it asked for)")
 
 
 class _Tallies:
@@ -99,10 +102,11 @@ class _Tallies:
 
 
 async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, generator: OodGenerator,
-                     report: GenerationReport | None = None) -> RoleItems:
+                     report: GenerationReport | None = None, earlier: EarlierItems | None = None) -> RoleItems:
     """One role's items in every language: its in-scope questions (half asked plainly, half framed in
-    its workflow), and `ood_per_role` bank questions that pass the relatedness gate, each asked plainly
-    (direct) and framed (laundered). Every framed message must pass the consistency check."""
+    its workflow), and `ood_per_role` bank questions that no earlier release asked the role (`earlier`) and
+    that pass the relatedness gate, each asked plainly (direct) and framed (laundered). Every framed message
+    must pass the consistency check; `bank_short` counts the questions the bank could not supply."""
     tallies = _Tallies()
     provenance = Provenance(backend={"ood": generator.name}, seed=plan.seed, code_version=plan.code_version,
                             created_at=plan.created_at, config_fingerprint=plan.fingerprint,
@@ -146,31 +150,58 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
         else:
             items.append(item("id", question, question_block(question)))
 
-    # Off-topic: bank questions in a seeded order, until enough pass the gate in every language.
+    # Off-topic: bank questions in a seeded order, until `ood_per_role` pass every check in every language,
+    # each asked plainly (direct) and framed (laundered). A question an earlier release asked this role is
+    # skipped, and one whose framing fails in any language is dropped whole, so that the release is refilled
+    # from the bank instead of shrinking and every direct item keeps its laundered twin.
     versions_of = bank.by_id()
     candidates = sorted(versions_of)
     random.Random(f"{plan.seed}:{role.role_id}:bank").shuffle(candidates)
-    accepted = 0
-    for question_id in candidates:
-        if accepted >= ood.ood_per_role:
-            break
-        if next(iter(versions_of[question_id].values())).subject in role.excluded_subjects:
-            tallies.count("relatedness", "subject_excluded_for_role")
-            continue
+    asked = (earlier or EarlierItems()).blocks_of(role.role_id)
+
+    async def off_topic(question_id: str) -> list[OodItem]:
         versions = await _versions(versions_of[question_id], plan.languages, generator, tallies)
         if versions is None:
-            continue
+            return []
         scores = await generator.rate_relatedness(versions, role)
         too_close = any(score.score >= score.threshold for score in scores)
         tallies.count("relatedness", "too_close_to_role" if too_close else None)
         if too_close:
-            continue
-        accepted += 1
-        for version, score in zip(versions, scores, strict=True):
-            items.append(item("direct_ood", version, question_block(version), relatedness=score))
-            work.append(framed("laundered_ood", version, score))
+            return []
+        laundered = await asyncio.gather(*(framed("laundered_ood", version, score)
+                                           for version, score in zip(versions, scores, strict=True)))
+        if any(twin is None for twin in laundered):
+            return []
+        return [*(item("direct_ood", version, question_block(version), relatedness=score)
+                  for version, score in zip(versions, scores, strict=True)),
+                *(twin for twin in laundered if twin is not None)]
+
+    queue = iter(candidates)
+    accepted = 0
+    while accepted < ood.ood_per_role:
+        batch = []
+        for question_id in queue:
+            versions = versions_of[question_id]
+            repeated = any(question_block(version) in asked for version in versions.values())
+            tallies.count("fresh", "asked_in_earlier_release" if repeated else None)
+            if repeated:
+                continue
+            if next(iter(versions.values())).subject in role.excluded_subjects:
+                tallies.count("relatedness", "subject_excluded_for_role")
+                continue
+            batch.append(question_id)
+            if len(batch) >= ood.ood_per_role - accepted:
+                break
+        if not batch:
+            break
+        for made in await asyncio.gather(*(off_topic(question_id) for question_id in batch)):
+            if made:
+                accepted += 1
+                items += made
+    shortfall = ood.ood_per_role - accepted
     items += [done for done in await asyncio.gather(*work) if done is not None]
-    return RoleItems(role_id=role.role_id, items=sorted(items, key=lambda i: i.item_id), tallies=tallies.stages())
+    return RoleItems(role_id=role.role_id, items=sorted(items, key=lambda i: i.item_id), tallies=tallies.stages(),
+                     bank_short=shortfall)
 
 
 async def _versions(written: dict[str, Question], languages: list[str], generator: OodGenerator,
@@ -215,10 +246,11 @@ def missing_kinds(items: Sequence[OodItem], roles: Sequence[str], languages: Seq
 
 def assemble(plan: OodPlan, items: Sequence[OodItem], tallies: Sequence[FunnelStage], bank_source: str,
              threshold: float, report: GenerationReport, canary: str, checked_against: Sequence[str],
-             created_by: str) -> Assembled:
+             created_by: str, bank_short: Mapping[str, int] | None = None) -> Assembled:
     """The manifest and the released items (canary set), with the scripted baselines' scores and the
     leakage figure; `refusal` says why it must not be published (no item, a role and language lacking a
-    kind unless allowed, frames that give laundered items away)."""
+    kind unless allowed, a role for which the bank ran out of unasked questions (`bank_short`, role -> how
+    many it lacks) unless allowed, frames that give laundered items away)."""
     items = [item.model_copy(update={"canary": canary}) for item in sorted(items, key=lambda i: i.item_id)]
     roles = {role.role_id: role for role in plan.roles}
     funnel = [stage for stage in merge_funnel(tallies, FUNNEL_STAGES) if stage.received]
@@ -227,8 +259,15 @@ def assemble(plan: OodPlan, items: Sequence[OodItem], tallies: Sequence[FunnelSt
     warnings = []
     refusal = None
     missing = missing_kinds(items, list(roles), plan.languages)
+    short = {role: count for role, count in sorted((bank_short or {}).items()) if count}
+    exhausted = (f"the question bank ({bank_source}) ran out of off-topic questions no earlier release asked and "
+                 f"that pass the checks: {', '.join(f'{role} lacks {count}' for role, count in short.items())} of "
+                 f"{ood.ood_per_role}; use a larger bank ([ood.bank] hf_name), fewer questions (ood_per_role), or a "
+                 "new dataset name") if short else None
     if not items:
         refusal = "no item survived the checks"
+    elif exhausted and not ood.allow_incomplete:
+        refusal = f"{exhausted}; [ood] allow_incomplete = true publishes anyway"
     elif missing and not ood.allow_incomplete:
         refusal = (f"{len(missing)} role and language combinations lack an item kind ({', '.join(missing[:5])}"
                    f"{', ...' if len(missing) > 5 else ''}); [ood] allow_incomplete = true publishes anyway")
@@ -238,6 +277,8 @@ def assemble(plan: OodPlan, items: Sequence[OodItem], tallies: Sequence[FunnelSt
     if missing and ood.allow_incomplete:
         warnings.append(f"incomplete: {len(missing)} role and language combinations lack an item kind "
                         f"({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''})")
+    if exhausted and ood.allow_incomplete:
+        warnings.append(f"incomplete: {exhausted}")
     cost = sum(line.cost_usd for line in report.cost)
     release = OodRelease(
         name=ood.name, version="", created_by=created_by, config_fingerprint=plan.fingerprint, seed=plan.seed,
@@ -270,8 +311,8 @@ class OodStageRunner:
         return load_bank(plan.config.ood.bank, plan.languages)
 
     async def role(self, plan: OodPlan, role: RolePolicy, bank: QuestionBank, generator: OodGenerator,
-                   after: object) -> RoleItems:
-        return await role_items(plan, role, bank, generator, generator.report())
+                   earlier: EarlierItems, after: object) -> RoleItems:
+        return await role_items(plan, role, bank, generator, generator.report(), earlier)
 
     def dedup(self, batches: list[RoleItems], earlier: EarlierItems, after: list[Any]) -> DeduplicatedItems:
         return remove_duplicate_items([item for batch in batches for item in batch.items], earlier)
@@ -280,7 +321,8 @@ class OodStageRunner:
                  generator: OodGenerator, canary: str, after: list[Any]) -> Assembled:
         tallies = [tally for batch in batches for tally in batch.tallies] + [unique.tally]
         return assemble(plan, unique.kept, tallies, bank.source, generator.relatedness_threshold, generator.report(),
-                        canary, unique.checked_against, f"abstaingen {plan.code_version}")
+                        canary, unique.checked_against, f"abstaingen {plan.code_version}",
+                        {batch.role_id: batch.bank_short for batch in batches})
 
     async def track(self, stage: str, work: list[Awaitable[T]], notes: list[str]) -> list[T]:
         return list(await asyncio.gather(*work))
@@ -292,15 +334,16 @@ async def run_ood(plan: OodPlan, canary: str, runner: OodStageRunner | None = No
     the earlier releases' items (`earlier`, read by the caller), baselines, leakage and coverage. Writes
     nothing; the Assembled release is what the store publishes unless it says why not."""
     runner = runner or OodStageRunner()
+    earlier = earlier or EarlierItems()
     generator = make_ood_generator(plan.config.ood.backend, plan.config)
     try:
         bank = runner.bank(plan)
-        batches = await runner.track("write items", [runner.role(plan, role, bank, generator, after=bank)
+        batches = await runner.track("write items", [runner.role(plan, role, bank, generator, earlier, after=bank)
                                                      for role in plan.roles], [role.role_id for role in plan.roles])
     finally:
         await generator.aclose()
     written = sum(len(batch.items) for batch in batches)
     report("dedup", 0, written)
-    unique = runner.dedup(batches, earlier or EarlierItems(), after=batches)
+    unique = runner.dedup(batches, earlier, after=batches)
     report("dedup", written, written, len(unique.kept))
     return runner.assemble(plan, batches, unique, bank, generator, canary, after=[unique])

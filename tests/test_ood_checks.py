@@ -277,3 +277,70 @@ def test_verify_checks_the_fingerprint_against_the_config_that_made_the_release(
     assert verify_release(folder, made_with) == []
     other = made_with.model_copy(update={"ood": made_with.ood.model_copy(update={"ood_per_role": 3})})
     assert any("config_fingerprint" in p for p in verify_release(folder, other))
+
+
+# --- freshness: refilled from the bank, direct and laundered kept together --------------------------------
+
+FAR = [question(f"What is {n} + {n}?", [str(2 * n - 1), str(2 * n), str(2 * n + 1), str(2 * n + 2)], 1,
+                qid=f"far{n}") for n in range(1, 7)]
+FRESH_CONFIG = GenerateConfig.model_validate({"dataset": {"seed": 5}, "ood": {
+    "roles": ["appointment_booking"], "languages": ["en"], "id_per_role": 2, "ood_per_role": 3}})
+
+
+def off_topic_ids(made) -> dict[str, set[str]]:
+    return {kind: {i.question.question_id for i in made.items if i.kind == kind} for kind in ("direct_ood",
+                                                                                               "laundered_ood")}
+
+
+def test_questions_an_earlier_release_asked_are_skipped_and_the_release_is_refilled() -> None:
+    from abstaingen.validators.dedup import EarlierItems
+
+    plan = plan_ood(FRESH_CONFIG, "test", [ROLE])
+    bank = QuestionBank(source="builtin", questions=FAR)
+    first = asyncio.run(role_items(plan, ROLE, bank, BuiltinOodGenerator(FRESH_CONFIG)))
+    asked = off_topic_ids(first)["direct_ood"]
+    assert len(asked) == 3 and off_topic_ids(first)["laundered_ood"] == asked and first.bank_short == 0
+    earlier = EarlierItems(versions=["v1"], texts={"appointment_booking/en/laundered_ood": [
+        question_block(q) for q in FAR if q.question_id in asked]})
+    again = asyncio.run(role_items(plan, ROLE, bank, BuiltinOodGenerator(FRESH_CONFIG), earlier=earlier))
+    fresh = off_topic_ids(again)
+    assert fresh["direct_ood"] == fresh["laundered_ood"] == {q.question_id for q in FAR} - asked
+    assert again.bank_short == 0
+    tally = next(t for t in again.tallies if t.stage == "fresh")
+    assert tally.rejected == {"asked_in_earlier_release": 3}
+
+    # a third release finds nothing new: it lacks all three, and the release is refused with the reason
+    earlier.texts["appointment_booking/en/direct_ood"] = [question_block(q) for q in FAR]
+    third = asyncio.run(role_items(plan, ROLE, bank, BuiltinOodGenerator(FRESH_CONFIG), earlier=earlier))
+    assert third.bank_short == 3 and off_topic_ids(third) == {"direct_ood": set(), "laundered_ood": set()}
+    assembled = assemble(plan, third.items, third.tallies, "builtin", 1.0, BuiltinOodGenerator(
+        FRESH_CONFIG).report(), "canary", ["v1", "v2"], "test", {ROLE.role_id: third.bank_short})
+    assert assembled.refusal is not None and "ran out" in assembled.refusal
+    assert "appointment_booking lacks 3 of 3" in assembled.refusal
+
+
+def test_a_question_whose_framing_fails_is_dropped_whole_and_replaced() -> None:
+    from abstaingen.generators.base import ItemLost
+
+    class FailsOnFar1(BuiltinOodGenerator):
+        async def frame(self, question, role, seed):  # type: ignore[no-untyped-def]
+            if question.question_id == "far1":
+                raise ItemLost("frame_failed", "far1")
+            return await super().frame(question, role, seed)
+
+    plan = plan_ood(FRESH_CONFIG.model_copy(update={"ood": FRESH_CONFIG.ood.model_copy(update={"ood_per_role": 6})}),
+                    "test", [ROLE])
+    made = asyncio.run(role_items(plan, ROLE, QuestionBank(source="builtin", questions=FAR), FailsOnFar1(FRESH_CONFIG)))
+    ids = off_topic_ids(made)
+    assert ids["direct_ood"] == ids["laundered_ood"] == {f"far{n}" for n in range(2, 7)}
+    assert made.bank_short == 1
+
+
+def test_dedup_drops_the_twin_of_a_duplicate_question() -> None:
+    first = item("direct_ood", "q1", "BLOCK", None)
+    laundered = item("laundered_ood", "q1", "Hello, about my appointment:\n\nBLOCK", "f")
+    from abstaingen.validators.dedup import EarlierItems, dedup_group, item_text
+
+    earlier = EarlierItems(versions=["v1"], texts={dedup_group(laundered): [item_text(laundered)]})
+    done = remove_duplicate_items([first, laundered], earlier)
+    assert done.kept == [] and done.tally.rejected == {"seen_in_earlier_release": 1, "twin_dropped": 1}

@@ -26,6 +26,7 @@ from abstaingen.model.ood import OodItem
 from abstaingen.model.release import FunnelStage
 from abstaingen.model.task import apply_state_patch, find_record
 from abstaingen.store import ENVIRONMENTS_DIR, load_ood_release, load_release, read_bundle, release_versions
+from abstaingen.validators.ood import question_block
 
 THRESHOLD = 0.9  # Jaccard similarity of word 3-shingles
 PERMUTATIONS = 64
@@ -151,10 +152,15 @@ def earlier_releases(dataset_dir: Path) -> EarlierReleases:
 
 
 class EarlierItems(Model):
-    """What the earlier releases of an OOD dataset hold, in the form dedup compares new items against."""
+    """What the earlier releases of an OOD dataset asked, in the form dedup compares new items against."""
 
     versions: list[str] = Field(default_factory=list)
-    texts: dict[str, list[str]] = Field(default_factory=dict, description="dedup group -> texts of earlier items")
+    texts: dict[str, list[str]] = Field(default_factory=dict, description="dedup group -> the question blocks "
+                                                                          "(question and options) of earlier items")
+
+    def blocks_of(self, role_id: str) -> set[str]:
+        """Every question block an earlier release asked `role_id`, in any language and kind."""
+        return {text for group, texts in self.texts.items() if group.split("/")[0] == role_id for text in texts}
 
 
 def dedup_group(item: OodItem) -> str:
@@ -164,7 +170,9 @@ def dedup_group(item: OodItem) -> str:
 
 
 def item_text(item: OodItem) -> str:
-    return item.query
+    """What an item is compared by: its question and options, not the frame around them, so that a question
+    asked again in a new frame is still the same question."""
+    return question_block(item.question)
 
 
 class DeduplicatedItems(Model):
@@ -174,25 +182,41 @@ class DeduplicatedItems(Model):
 
 
 def remove_duplicate_items(items: Sequence[OodItem], earlier: EarlierItems | None = None) -> DeduplicatedItems:
-    """Near-duplicates (abstaingen.validators.dedup) within each group, and against the earlier releases'
-    off-topic items. In-scope items are checked within the release only: a builtin role has a fixed set
-    of in-scope questions, which every release asks again (see README, "The OOD dataset")."""
+    """Near-duplicate questions (abstaingen.validators.dedup) within each group, and against the earlier
+    releases' off-topic questions. A question's direct and laundered items go together: when one of them is
+    a duplicate, its twin is dropped too (counted as `twin_dropped`). In-scope items are checked within the
+    release only: a builtin role has a fixed set of in-scope questions, which every release asks again (see
+    README, "The OOD dataset")."""
     earlier = earlier or EarlierItems()
     groups: dict[str, list[OodItem]] = defaultdict(list)
     for item in sorted(items, key=lambda i: i.item_id):
         groups[dedup_group(item)].append(item)
-    kept: list[OodItem] = []
-    rejected: Counter[str] = Counter()
+    dropped: dict[str, str] = {}
     for group, members in sorted(groups.items()):
         reference = [] if group.endswith("/id") else earlier.texts.get(group, [])
         for member, verdict in zip(members, near_duplicate_verdicts([item_text(m) for m in members], reference),
                                    strict=True):
-            if verdict == "kept":
-                kept.append(member)
-            else:
-                rejected[verdict] += 1
-    return DeduplicatedItems(kept=kept, tally=FunnelStage.counted(stage="dedup", received=len(items), rejected=dict(rejected)),
-                        checked_against=earlier.versions)
+            if verdict != "kept":
+                dropped[member.item_id] = verdict
+    dropped_questions = {(*_twin_key(item), item.kind) for item in items if item.item_id in dropped}
+    kept: list[OodItem] = []
+    rejected: Counter[str] = Counter()
+    for item in sorted(items, key=lambda i: i.item_id):
+        twin_kind = {"direct_ood": "laundered_ood", "laundered_ood": "direct_ood"}.get(item.kind)
+        if item.item_id in dropped:
+            rejected[dropped[item.item_id]] += 1
+        elif twin_kind and (*_twin_key(item), twin_kind) in dropped_questions:
+            rejected["twin_dropped"] += 1
+        else:
+            kept.append(item)
+    return DeduplicatedItems(kept=kept, tally=FunnelStage.counted(stage="dedup", received=len(items),
+                                                                  rejected=dict(rejected)),
+                             checked_against=earlier.versions)
+
+
+def _twin_key(item: OodItem) -> tuple[str, str, str]:
+    """What a direct item and its laundered twin share: role, language and question."""
+    return item.role_id, item.language, item.question.question_id
 
 
 def earlier_items(dataset_dir: Path) -> EarlierItems:

@@ -82,11 +82,23 @@ def leakage_report(items: Sequence[OodItem], threshold: float, folds: int = LEAK
     fold_of = [int(hashlib.sha256(item.item_id.encode()).hexdigest(), 16) % folds for item in framed]
     accept = [item for item in items if item.expected == "accept"]
     refuse = [item for item in items if item.expected == "refuse"]
+    frames = {kind: Counter(item.frame_id or "" for item in framed if item.kind == kind) for kind in ("id", "laundered_ood")}
     return OodLeakage(
         framed_share_accept=_share(accept), framed_share_refuse=_share(refuse),
+        frames_accept=dict(sorted(frames["id"].items())), frames_refuse=dict(sorted(frames["laundered_ood"].items())),
+        frame_distance=_total_variation(frames["id"], frames["laundered_ood"]),
         wrapper_accuracy=round(_held_out_accuracy(wrapper, labels, fold_of, folds), 4),
         full_text_accuracy=round(_held_out_accuracy(whole, labels, fold_of, folds), 4),
         threshold=threshold, folds=folds, items=len(framed))
+
+
+def _total_variation(first: Counter[str], second: Counter[str]) -> float:
+    """Half the summed absolute difference of two distributions (0: the same, 1: disjoint); 0 when either
+    is empty."""
+    if not first or not second:
+        return 0.0
+    a, b = first.total(), second.total()
+    return round(sum(abs(first[key] / a - second[key] / b) for key in first.keys() | second.keys()) / 2, 4)
 
 
 def _share(items: Sequence[OodItem]) -> float:

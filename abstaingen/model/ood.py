@@ -165,6 +165,11 @@ class OodLeakage(Model):
 
     framed_share_accept: float = Field(description="share of items to accept that carry a workflow frame")
     framed_share_refuse: float = Field(description="share of items to refuse that carry a workflow frame")
+    frames_accept: dict[str, int] = Field(default_factory=dict, description="framed in-scope items per frame_id")
+    frames_refuse: dict[str, int] = Field(default_factory=dict, description="laundered items per frame_id")
+    frame_distance: float = Field(default=0.0, description="total variation distance between the two frame "
+                                                           "distributions (0: the same; a frame drawn for one kind "
+                                                           "more than the other would show here)")
     wrapper_accuracy: float = Field(description="held-out accuracy of a bag-of-words classifier telling laundered "
                                                 "from framed id items by the words around the question (question "
                                                 "and options masked); 0.5 is chance")
