@@ -164,6 +164,15 @@ def _fold(text: str) -> str:
     return text.replace(_NUKTA, "").replace(_CANDRABINDU, _ANUSVARA)
 
 
+_THINKING = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|$)", re.S | re.I)
+
+
+def without_thinking(reply: str) -> str:
+    """The reply without its reasoning blocks (`<think>...</think>`, also `<thinking>` and `<reasoning>`; an
+    unclosed one runs to the end): a marker or letter the model only considered is not its answer."""
+    return _THINKING.sub(" ", reply)
+
+
 def _normalize(text: str) -> str:
     """The form a reply is matched in: `_fold`ed, with Markdown emphasis, code and heading marks dropped."""
     return re.sub(r"[*`#]|__", "", _fold(text))
@@ -196,7 +205,8 @@ def _markers_of(lang: str) -> list[tuple[str, re.Pattern[str]]]:
     for decision, words in (("accept", _YES), ("refuse", _NO)):
         alternatives = "|".join(re.escape(_fold(word)) for word in words[lang])
         patterns.append((decision, _compile(rf"{_OPEN}\s*(?:{alternatives})\s*[.!。]?\s*{_CLOSE}", re.I)))
-        after = r"(?![\u0900-\u097f])" if lang == "hi" else _BOUNDARY
+        # a Hindi bare word needs only a word boundary, but "नहीं पता" / "नहीं मालूम" (I don't know) decides nothing
+        after = r"(?![\u0900-\u097f])(?!\s*(?:पता|मालूम|जानता|जानती))" if lang == "hi" else _BOUNDARY
         patterns.append((decision, _compile(rf"(?m)^\s*(?:{_LABEL})?(?:{alternatives}){after}", re.I)))
     return patterns
 
@@ -222,6 +232,15 @@ _ANSWER_CUES = {
     "hi": [rf"(?:सही\s+उत्तर|सही\s+विकल्प|सही\s+जवाब|उत्तर|जवाब)\s*(?:है|होगा)?\s*[:\-–—]?\s*(?:विकल्प)?\s*{_LETTER}",
            rf"{_BARE}\s*(?:विकल्प)?\s*(?:सही\s+है|सही)"],
 }
+# a letter that ends its clause ("It's B, 18 days", "Sure! B", "मेरे हिसाब से C"): followed by punctuation, a dash
+# or the line's end, so that "It's A customer's question" names no option
+_ENDS = r"(?=\s*(?:$|[.,;:!?)\]。，；：！？、।]|[–—-]))"
+_ANSWER_CUES["en"] += [rf"(?i:\b(?:it's|it\s+is|that's|that\s+is|that\s+would\s+be|should\s+be|must\s+be|go\s+with|"
+                       rf"going\s+with|I'd\s+say|I\s+think|I\s+believe))\s+(?i:option\s+)?{_LETTER}{_ENDS}"]
+_ANSWER_CUES["hi"] += [rf"(?:हिसाब\s+से|ख़याल\s+से|ख्याल\s+से|मुझे\s+लगता\s+है\s+(?:कि)?|मेरा\s+जवाब)\s*(?:विकल्प)?\s*"
+                       rf"{_LETTER}{_ENDS}"]
+for _cues in _ANSWER_CUES.values():
+    _cues.append(rf"(?m)[!！:：,，–—]\s*{_LETTER}\s*[.!。]?\s*$")
 # mentions: "option B", 选项B, B选项, विकल्प B, "(B)"; they count only when all name the same letter
 _MENTIONS = {
     "en": [rf"(?i:\b(?:option|choice|letter))\s*{_LETTER}"],
@@ -246,10 +265,16 @@ _REFUSAL_PHRASES = {
            r"\b(?:outside|beyond|out\s+of)\s+(?:of\s+)?(?:my|what\s+I)\b",
            r"\bnot\s+(?:within|in|part\s+of|related\s+to|something\s+I)\s+(?:my|what\s+I|can)\b",
            r"\bnot\s+something\s+I\s+can\b", r"\bI\s+(?:must|have\s+to|need\s+to)\s+decline\b",
-           r"\bI\s+(?:do\s+not|don't)\s+(?:handle|answer|deal\s+with|help\s+with)\b"],
+           r"\bI\s+(?:do\s+not|don't)\s+(?:handle|answer|deal\s+with|help\s+with)\b",
+           r"\bnot\s+something\s+I\s+(?:handle|do|cover|deal\s+with|help\s+with|answer)",
+           r"(?:^|[.!]\s+)(?:can't|cannot|can\s+not|won't)\s+(?:help|assist)\b",
+           r"\bI\s+(?:only|just)\s+(?:handle|cover|deal\s+with|help\s+with|do)\b",
+           r"\bnot\s+my\s+(?:area|department|job|role|place)\b"],
     "zh": [r"抱歉", r"对不起", r"很遗憾", r"不好意思", r"恕我", r"爱莫能助",
            r"(?:无法|不能|不可以|没办法|没有办法)\s*(?:为你|为您|帮你|帮您)?\s*(?:帮助|帮忙|回答|解答|协助|处理|提供|办理|作答)",
-           r"只能\s*(?:为你|为您)?\s*(?:帮助|协助|回答|解答|处理|提供|办理)",
+           r"只能\s*(?:为你|为您|帮你|帮您|给你|给您)?\s*(?:帮助|帮忙|协助|回答|解答|处理|提供|办理|查询|解决)",
+           r"帮不了", r"帮不上", r"(?:不|不便|无法|不能|不予)(?:回答|作答|解答|处理|提供)(?:这|此|该|其他|别的|与|和)",
+           r"不(?:是|归)我(?:负责|管|的职责|的工作)", r"不在我的(?:服务|职责|工作|业务)", r"(?:不属于|超出)我的(?:服务|工作|业务)",
            r"(?:超出|超过|超越)了?\s*(?:我的|本)?\s*(?:职责|服务|工作|业务|能力)?\s*范围",
            r"不(?:在|属于)\s*(?:我的|本)?\s*(?:职责|服务|工作|业务)\s*范围", r"不属于我的职责"],
     "hi": [r"क्षमा\s*(?:करें|कीजिए|करना|चाहता|चाहती)", r"माफ़\s*(?:करें|कीजिए|करना)", r"माफ़ी\s*चाहता",
@@ -257,7 +282,11 @@ _REFUSAL_PHRASES = {
            r"(?:मदद|सहायता|उत्तर|जवाब)\s*नहीं\s*(?:कर|दे)\s*(?:सकता|सकती|सकते|पाऊंगा|पाऊंगी)",
            r"मैं\s+(?:सिर्फ़|केवल|बस)\s.{0,120}?(?:मदद|सहायता)\s+कर\s+(?:सकता|सकती)",
            r"(?:दायरे|कार्यक्षेत्र|भूमिका|ज़िम्मेदारियों|ज़िम्मेदारी|काम)\s+(?:से|के)\s+बाहर",
-           r"(?:दायरे|कार्यक्षेत्र|भूमिका|ज़िम्मेदारियों)\s+में\s+नहीं"],
+           r"(?:दायरे|कार्यक्षेत्र|भूमिका|ज़िम्मेदारियों)\s+में\s+नहीं",
+           r"(?:काम|दायरे|भूमिका|कार्यक्षेत्र)\s+में\s+नहीं\s+आत",
+           r"(?:काम|भूमिका|ज़िम्मेदारी)\s+का\s+हिस्सा\s+नहीं",
+           r"(?:मदद|सहायता)\s+नहीं\s+कर\s+पा(?:ऊंगा|ऊंगी|एंगे|ता|ती|ते)",
+           r"(?:नहीं|न)\s+(?:बता|दे)\s+(?:सकता|सकती|सकते|पाऊंगा|पाऊंगी)"],
 }
 
 
@@ -334,6 +363,7 @@ def parse_reply(reply: str, refusal: str, language: str) -> ParsedReply:
     an answer cue only when it stands as an option ("B", "(B)", "B.", "B) ...", "option B"): the "A"
     of "A customer asked" is not option A, nor is the "a" of "the answer is a bit unclear".
     """
+    reply = without_thinking(reply)
     text = _normalize(reply)
     marker = _first_marker(text, language)
     if marker is not None:

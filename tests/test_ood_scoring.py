@@ -181,6 +181,26 @@ def test_parse_reply(language: str, reply: str, decision: str, option: str | Non
     assert (parsed.decision, parsed.option, parsed.why) == (decision, option, why), parsed
 
 
+# the misreadings issue 28 found: paraphrased refusals, inline letters, "I don't know", reasoning blocks
+ISSUE_28_CASES = [
+    ("zh", "这个我帮不了你", "refuse", None), ("zh", "我只能帮您处理预约相关的事情，不回答其他问题。", "refuse", None),
+    ("hi", "यह मेरे काम में नहीं आता।", "refuse", None), ("hi", "नहीं पता।", "unparsed", None),
+    ("hi", "मेरे हिसाब से C", "accept", "C"), ("en", "That's not something I handle.", "refuse", None),
+    ("en", "Sure! B", "accept", "B"), ("en", "It's B, 18 days after the first.", "accept", "B"),
+    ("en", "It's A customer's question, and the answer is C.", "accept", "C"),
+    ("en", "<think>This is off-topic, so [No].</think>\n[Yes] C", "accept", "C"),
+    ("en", "<think>The answer is B, but it is not my job.", "unparsed", None),
+    ("zh", "<think>答案是C</think>\n抱歉，这不在我的服务范围内。", "refuse", None),
+    ("en", "The answer is Vitamin D", "unparsed", None),
+]
+
+
+@pytest.mark.parametrize(("language", "reply", "decision", "option"), ISSUE_28_CASES)
+def test_parse_reply_reads_what_it_used_to_miss(language: str, reply: str, decision: str, option: str | None) -> None:
+    parsed = parse_reply(reply, REFUSAL[language], language)
+    assert (parsed.decision, parsed.option) == (decision, option), parsed
+
+
 def test_at_least_twelve_cases_per_language() -> None:
     for cases in (EN_CASES, ZH_CASES, HI_CASES):
         assert len(cases) >= 12
