@@ -153,7 +153,7 @@ def test_a_bank_with_nothing_off_topic_is_refused_with_exit_3(tmp_path: Path, pr
                       f'[ood.bank]\nhf_name = "{bank}"\n')
     done = abstaingen(prefect_api, tmp_path, "ood", "--config", str(config), "--output", "out")
     assert done.returncode == 3, done.stderr[-3000:]
-    assert "release refused" in done.stderr and "retail_banking/en: direct_ood" in done.stderr
+    assert "ran out of off-topic questions" in done.stderr and "retail_banking lacks 12 of 12" in done.stderr
     assert not (tmp_path / "out" / "refused-ood" / "v1").exists()
     runs = flow_runs(prefect_api, "dataset:refused-ood")
     assert runs and runs[0]["state_type"] == "FAILED"

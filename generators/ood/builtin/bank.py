@@ -30,7 +30,7 @@ from typing import NamedTuple
 from abstaingen.model.ood import LANGUAGES, Question
 
 SOURCE = "builtin"
-PER_KIND = 12  # questions per computed kind
+PER_KIND = 16  # questions per computed kind
 
 
 class T(NamedTuple):
