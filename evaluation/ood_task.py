@@ -93,7 +93,7 @@ def ood_scorer(folder: str, judge: str | None = None):
     async def score(state: TaskState, target: Target) -> Score:
         item, role = item_and_role(folder, state.metadata["item_id"])
         reply = state.output.completion
-        parsed = parse_reply(reply, role.refusal, item.language)
+        parsed = parse_reply(reply, role.refusal, item.language, item.question.options)
         decision: str = parsed.decision
         by = "parser"
         if decision == "unparsed" and judge is not None:
