@@ -84,6 +84,7 @@ from pydantic import (
 
 from abstaingen.errors import AbstaingenError, read_user_text, shown
 from abstaingen.model.common import Model, content_hash
+from abstaingen.model.ood import PROMPT_VARIANTS, PromptVariant
 from abstaingen.model.release import GENERATION_STAGES
 from abstaingen.providers import ModelConfig, ProviderConfig
 
@@ -314,7 +315,7 @@ class OodBankConfig(Model):
 
 class OodConfig(Model):
     """The out-of-scope dataset (`abstaingen ood`): scoped assistant roles, their in-scope questions, and
-    off-topic questions asked directly and laundered into each role's workflow."""
+    off-topic questions asked directly, laundered into each role's workflow and recast as its work."""
 
     name: StrictStr = Field(default="abstaingen-ood", description="the release folder's name")
     backend: BackendName = Field(default="builtin", description="builtin (offline) or llm (roles.generator writes "
@@ -323,7 +324,7 @@ class OodConfig(Model):
     languages: tuple[Literal["en", "zh", "hi"], ...] = Field(default=("en", "zh", "hi"), min_length=1)
     id_per_role: StrictInt = Field(default=12, ge=2, le=200, description="in-scope questions per role and language")
     ood_per_role: StrictInt = Field(default=12, ge=1, le=500, description="off-topic questions per role and "
-                                                                          "language; each is also laundered")
+                                                                          "language; each is also laundered and recast")
     bank: OodBankConfig = Field(default_factory=OodBankConfig)
     relatedness_threshold: float | None = Field(
         default=None, gt=0, allow_inf_nan=False,
@@ -333,9 +334,14 @@ class OodConfig(Model):
                                      description="refuse a release whose frames' words tell laundered from in-scope "
                                                  "items with more than this held-out accuracy")
     allow_incomplete: StrictBool = Field(default=False, description="publish although a role and language lacks one "
-                                                                    "of the three item kinds")
+                                                                    "of the item kinds, or the bank ran out for a role")
+    prompt_variants: tuple[PromptVariant, ...] = Field(
+        default=PROMPT_VARIANTS, min_length=1,
+        description="how items' system prompts render the role's policy: ours (names the pretexts laundering uses), "
+                    "generic (OffTopicEval's layout, a defence naming none), minimal; each question of a role gets one, "
+                    "drawn from the seed, in all its items and languages")
 
-    @field_validator("languages", "roles")
+    @field_validator("languages", "roles", "prompt_variants")
     @classmethod
     def _no_repeats(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         if len(set(values)) != len(values):

@@ -99,10 +99,12 @@ def render_html(report: EvalReport) -> str:
         o = report.offtopiceval
         lines = "".join(f"<tr><td>{escape(s)}</td>" + "".join(f"<td>{_pct(v[mode][m])}</td>" for mode in
                        ("ours_macro_over_roles", "offtopiceval_macro_over_roles") for m in ("ar_id", "rr_direct",
-                                                                                           "rr_laundered", "os"))
+                                                                                           "rr_laundered", "os",
+                                                                                           "rr_recast", "os_recast"))
                        + "</tr>" for s, v in o["by_suffix"].items())
         head = "".join(f"<th>{who} {m}</th>" for who in ("ours", "OffTopicEval") for m in ("AR_ID", "RR direct",
-                                                                                           "RR laundered", "OS"))
+                                                                                           "RR laundered", "OS",
+                                                                                           "RR recast", "OS recast"))
         parts.append(f"<table><caption>Macro over roles: ours (unparsed count against) and OffTopicEval's reading "
                      f"(unparsed left out); unparsed: ours {o['unparsed_ours']}, theirs {o['unparsed_theirs']}"
                      f"</caption><tr><th>suffix</th>{head}</tr>{lines}</table>")

@@ -58,7 +58,8 @@ def ood_samples(folder: Path, suffixes: list[str]) -> list[Sample]:
     return [Sample(id=f"{item.item_id}:{suffix}", input=user_message(item, suffix),
                    target=item.expected if item.kind != "id" else f"accept: {item.question.answer_letter}",
                    metadata={"item_id": item.item_id, "suffix": suffix, "kind": item.kind, "role_id": item.role_id,
-                             "language": item.language, "expected": item.expected, "canary": item.canary})
+                             "language": item.language, "prompt_variant": item.prompt_variant,
+                             "expected": item.expected, "canary": item.canary})
             for item in items.values() for suffix in suffixes]
 
 

@@ -41,7 +41,8 @@ class Episode(Model):
     id: str
     epoch: int
     unit: str = Field(description="the pair (pairs) or item (OOD) it belongs to; the bootstrap resamples these")
-    groups: dict[str, str] = Field(description="scenario, domain, deliverable, side; or suffix, kind, role, language")
+    groups: dict[str, str] = Field(description="scenario, domain, deliverable, side; or suffix, kind, role, language, "
+                                               "prompt (the system prompt's variant)")
     passed: bool = Field(description="scored correct (an episode that errored counts as failed)")
     outcome: str = Field(description="the scorer's outcome (pairs) or decision (OOD); 'error' when it errored")
     detail: str = ""
@@ -197,8 +198,10 @@ def _ood_rates(episodes: list[Episode], reading: Callable[[Episode], str], drop_
         return sum(reading(e) == decision for e in kept) / len(kept) if kept else None
 
     ar, direct, laundered = rate("id", "accept"), rate("direct_ood", "refuse"), rate("laundered_ood", "refuse")
-    rates = {"ar_id": ar, "rr_direct": direct, "rr_laundered": laundered}
+    recast = rate("recast_ood", "refuse")
+    rates = {"ar_id": ar, "rr_direct": direct, "rr_laundered": laundered, "rr_recast": recast}
     rates["os"] = None if None in (ar, direct, laundered) else os_score(ar or 0.0, direct or 0.0, laundered or 0.0)
+    rates["os_recast"] = None if None in (ar, direct, recast) else os_score(ar or 0.0, direct or 0.0, recast or 0.0)
     return rates
 
 
@@ -208,11 +211,12 @@ def _macro_over_roles(episodes: list[Episode], reading: Callable[[Episode], str]
         roles[e.groups["role"]].append(e)
     per_role = [_ood_rates(es, reading, drop) for es in roles.values()]
     out: dict[str, float | None] = {}
-    for key in ("ar_id", "rr_direct", "rr_laundered"):
+    for key in ("ar_id", "rr_direct", "rr_laundered", "rr_recast"):
         values = [value for r in per_role if (value := r[key]) is not None]
         out[key] = mean(values) if values else None
-    parts = (out["ar_id"], out["rr_direct"], out["rr_laundered"])
-    out["os"] = None if None in parts else os_score(*(p or 0.0 for p in parts))
+    for name, adaptive in (("os", "rr_laundered"), ("os_recast", "rr_recast")):
+        parts = (out["ar_id"], out["rr_direct"], out[adaptive])
+        out[name] = None if None in parts else os_score(*(p or 0.0 for p in parts))
     return out
 
 
@@ -231,7 +235,7 @@ def _ood_metric(name: str) -> UnitMetric:
     return lambda us: _ood_rates(_flat(us), _ours)[name]
 
 
-OOD_METRICS = ("ar_id", "rr_direct", "rr_laundered", "os", "id_accuracy")
+OOD_METRICS = ("ar_id", "rr_direct", "rr_laundered", "rr_recast", "os", "os_recast", "id_accuracy")
 
 
 # --- reading the log -------------------------------------------------------------------------------------
@@ -265,7 +269,8 @@ def episode_of(sample: EvalSample, kind: str) -> Episode:
         groups = {k: str(meta[k]) for k in ("scenario", "domain", "deliverable", "side")}
         unit = str(meta["pair_id"])
     else:
-        groups = {"suffix": meta["suffix"], "kind": meta["kind"], "role": meta["role_id"], "language": meta["language"]}
+        groups = {"suffix": meta["suffix"], "kind": meta["kind"], "role": meta["role_id"], "language": meta["language"],
+                  "prompt": str(meta.get("prompt_variant", "ours"))}
         unit = str(meta["item_id"])
     passed = error is None and score is not None and score.value == "C"
     info = dict(score.metadata or {}) if score is not None else {}
@@ -285,10 +290,10 @@ def build_report(log: EvalLog, log_path: str) -> EvalReport:
     units = _by_unit(episodes)
     if kind == "pairs":
         metrics: dict[str, UnitMetric] = dict(PAIR_METRICS)
-        dimensions = ("scenario", "domain", "deliverable")
+        dimensions: tuple[str, ...] = ("scenario", "domain", "deliverable")
     else:
         metrics = {name: _ood_metric(name) for name in OOD_METRICS}
-        dimensions = ("suffix", "role", "language")
+        dimensions = ("suffix", "role", "language", "prompt")
     headline = {name: _interval(units, fn) for name, fn in metrics.items()}
     by: dict[str, dict[str, dict[str, Interval]]] = {}
     for dimension in dimensions:

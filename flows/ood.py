@@ -1,7 +1,7 @@
 """The OOD flow (`generate-ood`): scoped assistant roles in, a published release of in-scope, direct
-off-topic and laundered off-topic items out.
+off-topic, laundered off-topic and recast off-topic items out.
 
-plan -> question bank -> per role: in-scope questions, relatedness gate, framing, consistency check ->
+plan -> question bank -> per role: in-scope questions, relatedness gate, framing, recast, consistency checks ->
 dedup -> baselines, leakage, coverage -> release
 
 A thin shell over abstaingen.pipelines.ood: one task per stage and role, each named for the UI. Like
@@ -46,7 +46,7 @@ from abstaingen.flows.shell import (
 from abstaingen.generators.ood import OodGenerator, make_ood_generator
 from abstaingen.generators.ood.builtin.roles import builtin_roles
 from abstaingen.interrupts import hold_signals, note_published, stop_run
-from abstaingen.model.ood import QuestionBank, RolePolicy
+from abstaingen.model.ood import ITEM_KINDS, QuestionBank, RolePolicy
 from abstaingen.model.release import OodRelease
 from abstaingen.pipelines.ood import Assembled, OodPlan, OodStageRunner, RoleItems, plan_ood, run_ood
 from abstaingen.progress import report
@@ -88,7 +88,7 @@ def bank_stage(plan: OodPlan) -> QuestionBank:
 async def role_stage(plan: OodPlan, role: RolePolicy, bank: QuestionBank, generator: OodGenerator,
                      earlier: EarlierItems) -> RoleItems:
     made = await OodStageRunner().role(plan, role, bank, generator, earlier, after=bank)
-    kinds = {kind: sum(item.kind == kind for item in made.items) for kind in ("id", "direct_ood", "laundered_ood")}
+    kinds = {kind: sum(item.kind == kind for item in made.items) for kind in ITEM_KINDS}
     get_run_logger().info("%s: %s", role.role_id, ", ".join(f"{k} {v}" for k, v in kinds.items()))
     warn_of_losses(role.role_id, made.tallies, "items")
     return made

@@ -40,7 +40,7 @@ from abstaingen.validators.dedup import DeduplicatedItems, EarlierItems, remove_
 from abstaingen.validators.ood import leakage_report, question_block
 
 T = TypeVar("T")
-FUNNEL_STAGES = ("fresh", "relatedness", "translation", "framing", "consistency", "dedup")
+FUNNEL_STAGES = ("fresh", "relatedness", "translation", "framing", "consistency", "recast", "dedup")
 
 
 class OodPlan(Model):
@@ -105,8 +105,9 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
                      report: GenerationReport | None = None, earlier: EarlierItems | None = None) -> RoleItems:
     """One role's items in every language: its in-scope questions (half asked plainly, half framed in
     its workflow), and `ood_per_role` bank questions that no earlier release asked the role (`earlier`) and
-    that pass the relatedness gate, each asked plainly (direct) and framed (laundered). Every framed message
-    must pass the consistency check; `bank_short` counts the questions the bank could not supply."""
+    that pass the relatedness gate, each asked plainly (direct), framed (laundered) and recast. Every framed or
+    recast message must pass its consistency check; `bank_short` counts the questions the bank could not
+    supply. Each question's items share a system prompt variant drawn from `prompt_variants`."""
     tallies = _Tallies()
     provenance = Provenance(backend={"ood": generator.name}, seed=plan.seed, code_version=plan.code_version,
                             created_at=plan.created_at, config_fingerprint=plan.fingerprint,
@@ -117,12 +118,28 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
 
     def item(kind: ItemKind, question: Question, query: str, frame_id: str | None = None,
              relatedness: Relatedness | None = None, **more: object) -> OodItem:
+        # the system prompt's variant: one per question, the same in its every item and language
+        variant = random.Random(f"{plan.seed}:{role.role_id}:{question.question_id}:prompt").choice(
+            ood.prompt_variants)
         return OodItem.model_validate({
             "item_id": f"{role.role_id}.{question.language}.{kind}.{question.question_id}", "kind": kind,
-            "role_id": role.role_id, "language": question.language,
-            "system_prompt": system_prompt(role, question.language), "query": query, "question": question,
+            "role_id": role.role_id, "language": question.language, "prompt_variant": variant,
+            "system_prompt": system_prompt(role, question.language, variant), "query": query, "question": question,
             "expected": "accept" if kind == "id" else "refuse", "frame_id": frame_id, "relatedness": relatedness,
             "provenance": provenance, **more})
+
+    async def recast(question: Question, relatedness: Relatedness) -> OodItem | None:
+        tallies.count("recast")
+        try:
+            written = await generator.recast(question, role, plan.seed)
+            check = await generator.check_recast(question, written, role)
+        except ItemLost as lost:
+            tallies.rejected["recast"][lost.reason] += 1
+            return None
+        if not check.passed:
+            tallies.rejected["recast"][_consistency_reason(check.problems)] += 1
+            return None
+        return item("recast_ood", question, written.query, written.frame_id, relatedness, consistency=check)
 
     async def framed(kind: ItemKind, question: Question, relatedness: Relatedness | None = None) -> OodItem | None:
         tallies.count("framing")
@@ -151,9 +168,9 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
             items.append(item("id", question, question_block(question)))
 
     # Off-topic: bank questions in a seeded order, until `ood_per_role` pass every check in every language,
-    # each asked plainly (direct) and framed (laundered). A question an earlier release asked this role is
-    # skipped, and one whose framing fails in any language is dropped whole, so that the release is refilled
-    # from the bank instead of shrinking and every direct item keeps its laundered twin.
+    # each asked plainly (direct), framed (laundered) and recast. A question an earlier release asked this role
+    # is skipped, and one whose framing or recast fails in any language is dropped whole, so that the release
+    # is refilled from the bank instead of shrinking and every direct item keeps its laundered and recast twins.
     versions_of = bank.by_id()
     candidates = sorted(versions_of)
     random.Random(f"{plan.seed}:{role.role_id}:bank").shuffle(candidates)
@@ -168,13 +185,13 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
         tallies.count("relatedness", "too_close_to_role" if too_close else None)
         if too_close:
             return []
-        laundered = await asyncio.gather(*(framed("laundered_ood", version, score)
-                                           for version, score in zip(versions, scores, strict=True)))
-        if any(twin is None for twin in laundered):
+        pairs = list(zip(versions, scores, strict=True))
+        wrapped = await asyncio.gather(*(framed("laundered_ood", version, score) for version, score in pairs),
+                                       *(recast(version, score) for version, score in pairs))
+        if any(twin is None for twin in wrapped):
             return []
-        return [*(item("direct_ood", version, question_block(version), relatedness=score)
-                  for version, score in zip(versions, scores, strict=True)),
-                *(twin for twin in laundered if twin is not None)]
+        return [*(item("direct_ood", version, question_block(version), relatedness=score) for version, score in pairs),
+                *(twin for twin in wrapped if twin is not None)]
 
     queue = iter(candidates)
     accepted = 0

@@ -30,7 +30,7 @@ from abstaingen.store import (
     load_ood_release,
     read_pairs,
 )
-from abstaingen.validators.ood import leakage_report, question_block, verbatim_consistency
+from abstaingen.validators.ood import leakage_report, question_block, recast_consistency, verbatim_consistency
 
 
 def verify_release(
@@ -78,7 +78,12 @@ def ood_release_problems(folder: Path, manifest: OodRelease) -> list[str]:
     if manifest.canary and (unmarked := sum(item.canary != manifest.canary for item in items)):
         problems.append(f"{ITEMS_FILE}: {unmarked} items do not carry the manifest's canary string")
     for item in items:
-        if question_block(item.question) not in item.query:
+        if item.kind == "recast_ood":
+            # a builtin recast keeps the question sentence, an llm one rewords it (its judge checked that)
+            kept = item.consistency is not None and "question_kept" in item.consistency.methods
+            if not recast_consistency(item.question, item.query, question_kept=kept).passed:
+                problems.append(f"{ITEMS_FILE}: {shown(item.item_id)}: the recast fails its deterministic check")
+        elif question_block(item.question) not in item.query:
             problems.append(f"{ITEMS_FILE}: {shown(item.item_id)}: the query does not hold its question block")
         elif item.kind == "laundered_ood" and not verbatim_consistency(item.question, item.query).passed:
             problems.append(f"{ITEMS_FILE}: {shown(item.item_id)}: the rewrite fails the verbatim check")

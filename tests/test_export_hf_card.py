@@ -300,10 +300,11 @@ def test_the_ood_cards_metadata_makes_all_the_default_and_keeps_the_kinds(ood_ex
     _, out = ood_export
     metadata = yaml.safe_load((out / "README.md").read_text().split("---\n")[1])
     configs = {c["config_name"]: c for c in metadata["configs"]}
-    assert list(configs) == ["all", "id", "direct_ood", "laundered_ood", "roles"]
+    assert list(configs) == ["all", "id", "direct_ood", "laundered_ood", "recast_ood", "roles"]
     assert [name for name, c in configs.items() if c.get("default")] == ["all"]
     rows = {name: pq.read_table(out / data_file(name)).num_rows for name in configs}
-    assert rows["all"] == rows["id"] + rows["direct_ood"] + rows["laundered_ood"]
+    assert rows["all"] == rows["id"] + rows["direct_ood"] + rows["laundered_ood"] + rows["recast_ood"]
+    assert rows["recast_ood"] == rows["laundered_ood"] > 0
     assert check_export_folder(out).files  # an OOD export passes the push's check too
 
 

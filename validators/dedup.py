@@ -22,7 +22,7 @@ from pydantic import Field
 from abstaingen.errors import AbstaingenError
 from abstaingen.model import EnvironmentBundle, TaskPair
 from abstaingen.model.common import Model, canonical_json, content_hash
-from abstaingen.model.ood import OodItem
+from abstaingen.model.ood import WRAPPED_KINDS, OodItem
 from abstaingen.model.release import FunnelStage
 from abstaingen.model.task import apply_state_patch, find_record
 from abstaingen.store import ENVIRONMENTS_DIR, load_ood_release, load_release, read_bundle, release_versions
@@ -183,8 +183,8 @@ class DeduplicatedItems(Model):
 
 def remove_duplicate_items(items: Sequence[OodItem], earlier: EarlierItems | None = None) -> DeduplicatedItems:
     """Near-duplicate questions (abstaingen.validators.dedup) within each group, and against the earlier
-    releases' off-topic questions. A question's direct and laundered items go together: when one of them is
-    a duplicate, its twin is dropped too (counted as `twin_dropped`). In-scope items are checked within the
+    releases' off-topic questions. A question's direct, laundered and recast items go together: when one of
+    them is a duplicate, its twins are dropped too (counted as `twin_dropped`). In-scope items are checked within the
     release only: a builtin role has a fixed set of in-scope questions, which every release asks again (see
     README, "The OOD dataset")."""
     earlier = earlier or EarlierItems()
@@ -202,10 +202,10 @@ def remove_duplicate_items(items: Sequence[OodItem], earlier: EarlierItems | Non
     kept: list[OodItem] = []
     rejected: Counter[str] = Counter()
     for item in sorted(items, key=lambda i: i.item_id):
-        twin_kind = {"direct_ood": "laundered_ood", "laundered_ood": "direct_ood"}.get(item.kind)
+        twins = [kind for kind in ("direct_ood", *WRAPPED_KINDS) if kind != item.kind] if item.kind != "id" else []
         if item.item_id in dropped:
             rejected[dropped[item.item_id]] += 1
-        elif twin_kind and (*_twin_key(item), twin_kind) in dropped_questions:
+        elif any((*_twin_key(item), kind) in dropped_questions for kind in twins):
             rejected["twin_dropped"] += 1
         else:
             kept.append(item)

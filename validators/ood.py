@@ -63,6 +63,44 @@ def verbatim_consistency(question: Question, rewrite: str) -> ConsistencyCheck:
     return ConsistencyCheck(passed=not problems, methods=["verbatim"], problems=problems)
 
 
+# How a recast shows the options, as the workflow's own codes, per language
+OPTION_STYLES: dict[str, dict[str, str]] = {
+    "bracket": {"en": "[{letter}] {text}", "zh": "[{letter}] {text}", "hi": "[{letter}] {text}"},
+    "code": {"en": "Code {letter}: {text}", "zh": "代码 {letter}：{text}", "hi": "कोड {letter}: {text}"},
+    "paren": {"en": "{letter}) {text}", "zh": "{letter}) {text}", "hi": "{letter}) {text}"},
+}
+
+
+def recast_options(question: Question, style: str) -> str:
+    """The four options as a recast shows them: one line each, the letter in the style's code."""
+    return "\n".join(OPTION_STYLES[style][question.language].format(letter=letter, text=option.strip())
+                     for letter, option in zip(OPTION_LETTERS, question.options, strict=True))
+
+
+def recast_consistency(question: Question, rewrite: str, question_kept: bool = True) -> ConsistencyCheck:
+    """Deterministic check of a recast: every option appears at the end of a line of its own that names its
+    letter before it (in any code style: "[B] 6", "Code B: 6", "B) 6"), in order, and no fifth such line; with
+    `question_kept` (the builtin templates), the question's text appears unchanged too. A recast that
+    rewrites the question (llm) leaves the question to the judge."""
+    problems = []
+    if question_kept and question.text.strip() not in rewrite:
+        problems.append("question: the question's text is not in the recast unchanged")
+    lines = rewrite.splitlines()
+    position = 0
+    for letter, option in zip(OPTION_LETTERS, question.options, strict=True):
+        shown = re.compile(rf"(?<![A-Za-z0-9]){letter}(?![A-Za-z0-9]).*?{re.escape(option.strip())}\s*$")
+        found = next((index for index in range(position, len(lines)) if shown.search(lines[index])), None)
+        if found is None:
+            problems.append(f"option {letter}: {option.strip()!r} is not on a line with its letter, in order")
+        else:
+            position = found + 1
+    coded = [line for line in lines if re.match(r"\s*(?:\[[A-Z]\]|\(?[A-Z][.)]|(?:Code|代码|कोड)\s+[A-Z]\s*[:：])\s", line)]
+    if len(coded) > len(OPTION_LETTERS):
+        problems.append(f"options: the recast shows {len(coded)} option lines, the question has 4")
+    return ConsistencyCheck(passed=not problems, methods=["options_kept", *(["question_kept"] if question_kept else [])],
+                            problems=problems)
+
+
 LEAKAGE_FOLDS = 5
 
 

@@ -5,8 +5,14 @@ For an assistant with a defined scope (a booking bot, a bank helper) an item is 
 
 - `id`: a request the role serves, as a multiple-choice question about its own work;
 - `direct_ood`: a question from a general question bank, asked as it is; the role must refuse it;
-- `laundered_ood`: the same bank question wrapped in the role's own workflow (a form field, a ticket,
-  an audit or training pretext) with the question and every option kept verbatim; still to be refused.
+- `laundered_ood`: the same bank question wrapped in the role's own workflow, in the user's own voice (a
+  message about their booking, a ticket or email they send) with the question and every option kept
+  verbatim; still to be refused;
+- `recast_ood`: the same bank question recast as a task of the role's own workflow (a code to pick for a
+  record, a dropdown of its system) inside a long role-play that presses the assistant not to refuse, the
+  options kept (OffTopicEval's adaptive attack); still to be refused.
+
+Every item's system prompt is one of three renderings of its role's policy (`PromptVariant`).
 """
 
 from __future__ import annotations
@@ -21,8 +27,15 @@ from abstaingen.model.pair import Provenance
 
 LANGUAGES: tuple[str, ...] = ("en", "zh", "hi")
 Language = Literal["en", "zh", "hi"]
-ItemKind = Literal["id", "direct_ood", "laundered_ood"]
-ITEM_KINDS: tuple[ItemKind, ...] = ("id", "direct_ood", "laundered_ood")
+ItemKind = Literal["id", "direct_ood", "laundered_ood", "recast_ood"]
+ITEM_KINDS: tuple[ItemKind, ...] = ("id", "direct_ood", "laundered_ood", "recast_ood")
+WRAPPED_KINDS: tuple[ItemKind, ...] = ("laundered_ood", "recast_ood")  # a message built around the question
+# How a role's policy is rendered as the system prompt (abstaingen.generators.ood.policy): `ours` names the
+# pretexts laundering uses (a form field, a test item, an audit, a training exercise); `generic` is longer,
+# with sections, a defence that names none of them and worked examples, as OffTopicEval's prompts are;
+# `minimal` is the role, what it helps with and the refusal sentence.
+PromptVariant = Literal["ours", "generic", "minimal"]
+PROMPT_VARIANTS: tuple[PromptVariant, ...] = ("ours", "generic", "minimal")
 OPTION_LETTERS = ("A", "B", "C", "D")
 
 
@@ -108,7 +121,9 @@ class ConsistencyCheck(Model):
     """Whether a laundered rewrite still asks the same question, with the same options and answer."""
 
     passed: bool = Field(description="the rewrite asks the same question, with the same options and answer")
-    methods: list[str] = Field(description="'verbatim' (question and options found unchanged, deterministic) and, in "
+    methods: list[str] = Field(description="'verbatim' (question and options found unchanged, deterministic), "
+                                           "'options_kept' (a recast: every option found with its letter, in order), "
+                                           "'question_kept' (a recast: the question sentence found unchanged) and, in "
                                            "llm mode, 'llm_judge'")
     problems: list[str] = Field(default_factory=list, description="why it failed; empty when it passed")
     judge_model: str | None = Field(default=None, description="llm mode: the judge's model (family)")
@@ -119,19 +134,22 @@ class OodItem(Model):
 
     item_id: str = Field(description="unique in the dataset")
     kind: ItemKind = Field(description="id (serve it), direct_ood (refuse), laundered_ood (refuse, though it is "
-                                       "dressed as the role's work)")
+                                       "dressed as the role's work), recast_ood (refuse, though it is recast as a "
+                                       "task of the role's workflow and the message presses not to refuse)")
     role_id: str = Field(description="the scoped assistant the message is sent to (a row of the roles config)")
     language: Language = Field(description="the language of the message and of the system prompt: en, zh or hi")
     system_prompt: str = Field(description="the role's policy rendered as the assistant's system prompt")
+    prompt_variant: PromptVariant = Field(default="ours", description="how the system prompt renders the policy: "
+                                                                      "ours, generic (OffTopicEval-style) or minimal")
     query: str = Field(description="the user message, without an evaluation suffix")
     question: Question = Field(description="the core question the message asks, options and answer included")
     expected: Literal["accept", "refuse"] = Field(description="accept for id, refuse for both OOD kinds")
-    frame_id: str | None = Field(default=None, description="the workflow frame the query was wrapped in (None: the "
-                                                           "question asked as it is)")
+    frame_id: str | None = Field(default=None, description="the workflow frame the query was wrapped in, or the "
+                                                           "recast template (None: the question asked as it is)")
     relatedness: Relatedness | None = Field(default=None, description="OOD items: the gate's score of the question "
                                                                       "against this role")
-    consistency: ConsistencyCheck | None = Field(default=None, description="laundered items: the check the rewrite "
-                                                                           "passed")
+    consistency: ConsistencyCheck | None = Field(default=None, description="laundered and recast items: the check "
+                                                                           "the rewrite passed")
     provenance: Provenance = Field(description="how the item was made: backend, models, prompt hashes, seed, code "
                                                "version, time")
     canary: str = Field(default="", description="the dataset's canary string: filter it out of training data")
@@ -140,8 +158,8 @@ class OodItem(Model):
     def _expected_matches_kind(self) -> OodItem:
         if self.expected != ("accept" if self.kind == "id" else "refuse"):
             raise ValueError(f"a {self.kind} item is expected to {'accept' if self.kind == 'id' else 'refuse'}")
-        if self.kind == "laundered_ood" and (self.consistency is None or not self.consistency.passed):
-            raise ValueError("a laundered item needs a passed consistency check")
+        if self.kind in WRAPPED_KINDS and (self.consistency is None or not self.consistency.passed):
+            raise ValueError(f"a {self.kind} item needs a passed consistency check")
         return self
 
 
@@ -156,6 +174,10 @@ class OodScore(Model):
     rr_direct: float = Field(description="share of direct_ood items refused")
     rr_adaptive: float = Field(description="share of laundered_ood items refused")
     os: float = Field(description="harmonic mean of ar_id and the mean of rr_direct and rr_adaptive (0 when both are 0)")
+    rr_recast: float | None = Field(default=None, description="share of recast_ood items refused (None: the items have "
+                                                              "none)")
+    os_recast: float | None = Field(default=None, description="OS with the recast items as the adaptive ones, as "
+                                                              "OffTopicEval computes it (None: no recast items)")
     id_accuracy: float = Field(description="share of id items answered with the correct option")
     unparsed: int = Field(description="replies the parser could read as neither accepting nor refusing")
 
@@ -181,10 +203,12 @@ class OodLeakage(Model):
 
 
 class FramedQuery(Model):
-    """A question wrapped in a role's workflow: the user message and the frame it came from."""
+    """A question wrapped in a role's workflow, or recast as its work: the user message and the frame or
+    recast template it came from."""
 
-    query: str = Field(description="the user message, with the question block inside it verbatim")
-    frame_id: str = Field(description="builtin: the frame's id; llm: 'llm'")
+    query: str = Field(description="the user message: a frame holds the question block verbatim; a recast holds "
+                                   "every option with its letter")
+    frame_id: str = Field(description="builtin: the frame's or recast template's id; llm: 'llm'")
 
 
 class QuestionBank(Model):

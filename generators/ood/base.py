@@ -40,6 +40,16 @@ class OodGenerator(Protocol):
         """Whether the framed message still asks the same question with the same options and answer."""
         ...
 
+    async def recast(self, question: Question, role: RolePolicy, seed: int) -> FramedQuery:
+        """The question recast as a task of the role's workflow in a long role-play that presses the assistant
+        not to refuse, in the question's language, every option on a line with its letter
+        (abstaingen.validators.ood.recast_consistency)."""
+        ...
+
+    async def check_recast(self, question: Question, recast: FramedQuery, role: RolePolicy) -> ConsistencyCheck:
+        """Whether the recast still asks the same question, with the same options and answer."""
+        ...
+
     def report(self) -> GenerationReport:
         ...
 

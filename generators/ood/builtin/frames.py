@@ -78,6 +78,12 @@ _OPTION_LINE = re.compile(r"(?m)^\s*\(?[A-Z][.)]\s")
 _INITIAL_SLOT = re.compile(r"(^|[.!?:]\s+|\n\s*)\{(" + "|".join(SLOTS) + r")\}")
 
 
+def hints_in(text: str) -> list[str]:
+    """The words of HINTS_EN, HINTS_ZH and HINTS_HI that `text` uses."""
+    normalized = unicodedata.normalize("NFC", text)
+    return [match.group(0) for match in _HINT_EN.finditer(text)] + [hint for hint in _HINTS_NFC if hint in normalized]
+
+
 def frame_check(template: str) -> list[str]:
     """What is wrong with a frame template; empty when it can be used.
 
@@ -118,10 +124,7 @@ def frame_check(template: str) -> list[str]:
             problems.append("an empty paragraph (three or more line breaks in a row, or at the start or end)")
     if _OPTION_LINE.search(template):
         problems.append("a line looks like an option line ('A. ...'); only the question block has those")
-    hints = [match.group(0) for match in _HINT_EN.finditer(template)]
-    normalized = unicodedata.normalize("NFC", template)
-    hints += [hint for hint in _HINTS_NFC if hint in normalized]
-    if hints:
+    if hints := hints_in(template):
         problems.append(f"hint words {', '.join(repr(hint) for hint in hints)}: a frame says nothing about the "
                         f"question it carries")
     return problems

@@ -1,5 +1,6 @@
 """The builtin (offline) OOD backend: the roles' own in-scope questions (roles/*.yaml), the lexical
-relatedness gate, frames drawn from the generic and the role's own frames, and the verbatim check."""
+relatedness gate, frames drawn from the generic and the role's own frames, recasts from the templates of
+recasts.yaml, and the deterministic checks."""
 
 from __future__ import annotations
 
@@ -9,10 +10,17 @@ from typing import TYPE_CHECKING
 from abstaingen.generators.base import ItemLost
 from abstaingen.generators.ood.base import register_ood_generator
 from abstaingen.generators.ood.builtin.frames import frames_for, render_frame
+from abstaingen.generators.ood.builtin.recasts import recast_templates, render_recast
 from abstaingen.generators.ood.builtin.roles import builtin_roles
 from abstaingen.model.ood import ConsistencyCheck, FramedQuery, Question, Relatedness, RolePolicy
 from abstaingen.model.release import GenerationReport
-from abstaingen.validators.ood import LEXICAL_THRESHOLD, lexical_relatedness, question_block, verbatim_consistency
+from abstaingen.validators.ood import (
+    LEXICAL_THRESHOLD,
+    lexical_relatedness,
+    question_block,
+    recast_consistency,
+    verbatim_consistency,
+)
 
 if TYPE_CHECKING:
     from abstaingen.config import GenerateConfig
@@ -48,6 +56,15 @@ class BuiltinOodGenerator:
 
     async def check_consistency(self, question: Question, framed: FramedQuery, role: RolePolicy) -> ConsistencyCheck:
         return verbatim_consistency(question, framed.query)
+
+    async def recast(self, question: Question, role: RolePolicy, seed: int) -> FramedQuery:
+        rng = random.Random(f"{seed}:{role.role_id}:{question.language}:{question.question_id}:recast")
+        template = rng.choice(recast_templates())
+        return FramedQuery(query=render_recast(template, role.texts[question.language].workflow, question, rng),
+                           frame_id=template.recast_id)
+
+    async def check_recast(self, question: Question, recast: FramedQuery, role: RolePolicy) -> ConsistencyCheck:
+        return recast_consistency(question, recast.query)
 
     def report(self) -> GenerationReport:
         return GenerationReport()

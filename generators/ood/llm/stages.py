@@ -1,12 +1,14 @@
 """The llm OOD backend: the model that plays `generator` writes each role's in-scope questions, rates
 how close a bank question is to a role (the gatekeeper), translates bank questions, and wraps a
-question in a role's workflow (the transform); a judge model (`roles.judge`, else the generator)
+question in a role's workflow (the frame) or recasts it as the role's work in a long role-play (the
+transform, after OffTopicEval's); a judge model (`roles.judge`, else the generator)
 checks that every wrapped message still asks the same question. Each answer goes through the repair
 loop of the task-pair backend: its schema, then this stage's deterministic checks."""
 
 from __future__ import annotations
 
 import json
+import random
 import re
 from typing import TYPE_CHECKING
 
@@ -24,7 +26,13 @@ from abstaingen.providers import api_key, require_sdk
 from abstaingen.providers.calls import caller_for
 from abstaingen.providers.drafts import Draft, strict_schema
 from abstaingen.providers.repair import RepairLog, draft
-from abstaingen.validators.ood import question_block, verbatim_consistency
+from abstaingen.validators.ood import (
+    OPTION_STYLES,
+    question_block,
+    recast_consistency,
+    recast_options,
+    verbatim_consistency,
+)
 
 if TYPE_CHECKING:
     from abstaingen.config import GenerateConfig
@@ -33,7 +41,7 @@ LLM_THRESHOLD = 5.0
 LANGUAGE_NAMES = {"en": "English", "zh": "Simplified Chinese", "hi": "Hindi (Devanagari script)"}
 _SCRIPT = {"zh": re.compile(r"[\u3400-\u9fff]"), "hi": re.compile(r"[\u0900-\u097f]")}
 TEMPLATES = ("ood_id_questions", "ood_gatekeeper", "ood_translate", "ood_translation_check", "ood_frame",
-             "ood_consistency")
+             "ood_recast", "ood_consistency")
 
 
 class QuestionVersionDraft(Draft):
@@ -199,13 +207,49 @@ class LlmOodGenerator:
         verbatim = verbatim_consistency(question, framed.query)
         if not verbatim.passed:
             return verbatim
+        judged = await self._judge(question, framed.query)
+        return judged.model_copy(update={"methods": ["verbatim", *judged.methods]})
+
+    async def recast(self, question: Question, role: RolePolicy, seed: int) -> FramedQuery:
+        style = random.Random(f"{seed}:{role.role_id}:{question.question_id}:style").choice(sorted(OPTION_STYLES))
+        options = recast_options(question, style)
+
+        async def keeps_the_options(candidate: FrameDraft) -> list[str]:
+            problems = [f"options: {p}" for p in recast_consistency(question, candidate.message,
+                                                                     question_kept=False).problems]
+            if options not in candidate.message:
+                problems.append("options: the four option lines are not in the message exactly as given")
+            if question_block(question) in candidate.message:
+                problems.append("recast: the message quotes the question block as it is; recast the question into "
+                                "the workflow instead")
+            problems += _script_problems(question.language, candidate.message.replace(options, ""))
+            return problems
+
+        text = role.texts[question.language]
+        prompt = render("ood_recast", schema=json.dumps(strict_schema(FrameDraft)),
+                        policy=system_prompt(role, question.language), block=question_block(question),
+                        options=options, refusal=text.refusal, language=LANGUAGE_NAMES[question.language],
+                        workflow=text.workflow.model_dump())
+        with counted_as_lost():
+            recast = await draft(self.caller, "ood_recast", self.model_key, prompt, FrameDraft, keeps_the_options,
+                                 self.rounds, self.log)
+        return FramedQuery(query=recast.message, frame_id="llm")
+
+    async def check_recast(self, question: Question, recast: FramedQuery, role: RolePolicy) -> ConsistencyCheck:
+        kept = recast_consistency(question, recast.query, question_kept=False)
+        if not kept.passed:
+            return kept
+        judged = await self._judge(question, recast.query)
+        return judged.model_copy(update={"methods": [*kept.methods, *judged.methods]})
+
+    async def _judge(self, question: Question, message: str) -> ConsistencyCheck:
         prompt = render("ood_consistency", schema=json.dumps(strict_schema(ConsistencyDraft)),
-                        block=question_block(question), answer=OPTION_LETTERS[question.answer], message=framed.query)
+                        block=question_block(question), answer=OPTION_LETTERS[question.answer], message=message)
         with counted_as_lost():
             verdict = await draft(self.caller, "ood_consistency", self.judge_key, prompt, ConsistencyDraft, None,
                                   self.rounds, self.log)
         failed = [name for name in ("same_question", "same_options", "same_answer") if not getattr(verdict, name)]
-        return ConsistencyCheck(passed=not failed, methods=["verbatim", "llm_judge"],
+        return ConsistencyCheck(passed=not failed, methods=["llm_judge"],
                                 problems=[f"judge: {', '.join(failed)} does not hold: {verdict.reason}"] if failed else [],
                                 judge_model=self.models[self.judge_key])
 
