@@ -8,7 +8,10 @@ places and the same answer. Two kinds of subject:
   fixed-seed `random.Random` or a fixed list, the answer is computed, and the three distractors are
   typical mistakes (the wrong operation, a slipped decimal point, an off-by-one step);
 - facts (chemistry, world_geography, astronomy, human_biology, world_history, physics' SI units):
-  tables of entities named in each language, with distractors taken from the same table.
+  tables of entities named in each language, with distractors taken from the same table;
+- facts written as data, one file per subject in `subjects/` (literature, music, mythology, zoology,
+  botany, earth_science, visual_arts, world_languages): a term table and facts whose answer and three
+  distractors are its keys (`_SubjectFile`).
 
 The answer's position (A-D) is a hash of the question_id, so it is spread over the four letters and
 never changes between runs. Every question is school-subject wording: none of them may touch the
@@ -23,10 +26,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from functools import cache
+from functools import cache, partial
 from itertools import combinations
+from pathlib import Path
 from typing import NamedTuple
 
+import yaml
+from pydantic import Field, ValidationError
+
+from abstaingen.errors import AbstaingenError
+from abstaingen.model.common import Model
 from abstaingen.model.ood import LANGUAGES, Question
 
 SOURCE = "builtin"
@@ -1263,7 +1272,50 @@ _GENERATORS: dict[str, Callable[[], list[Draft]]] = {
     "world_history": _world_history,
 }
 
-SUBJECTS: tuple[str, ...] = tuple(_GENERATORS)
+SUBJECTS_FOLDER = Path(__file__).parent / "subjects"
+
+
+class _FactRow(Model):
+    key: str = Field(pattern=r"^[a-z0-9_]+$")
+    en: str
+    zh: str
+    hi: str
+    answer: str = Field(description="a key of the subject's terms")
+    distractors: tuple[str, str, str] = Field(description="three other keys of its terms")
+
+
+class _SubjectFile(Model):
+    """A fact subject written as data (`subjects/<subject>.yaml`): a term table and the facts whose options
+    are its keys, each text in every language."""
+
+    subject: str = Field(pattern=r"^[a-z][a-z_]{1,40}$")
+    terms: dict[str, dict[str, str]] = Field(description="key -> language -> the option's text")
+    facts: list[_FactRow]
+
+
+def _subject_drafts(path: Path) -> tuple[str, list[Draft]]:
+    """One subject file's questions; anything malformed is one error naming the file and the place."""
+    try:
+        data = _SubjectFile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        terms = {key: T(*(texts[language] for language in LANGUAGES)) for key, texts in data.terms.items()}
+        facts = [Fact(fact.key, T(fact.en, fact.zh, fact.hi), fact.answer, fact.distractors) for fact in data.facts]
+        return data.subject, _facts(facts, terms)
+    except (OSError, yaml.YAMLError, ValidationError, KeyError) as exc:
+        raise AbstaingenError(f"{path}: cannot read the subject: {exc}") from None
+
+
+def _generators() -> dict[str, Callable[[], list[Draft]]]:
+    """The computed and hand-written subjects of this module, then every subject file."""
+    generators = dict(_GENERATORS)
+    for path in sorted(SUBJECTS_FOLDER.glob("*.yaml")):
+        subject, drafts = _subject_drafts(path)
+        if subject in generators:
+            raise AbstaingenError(f"{path}: subject {subject!r} exists already")
+        generators[subject] = partial(list, drafts)
+    return generators
+
+
+SUBJECTS: tuple[str, ...] = tuple(_generators())
 
 
 def _questions(subject: str, draft: Draft) -> list[Question]:
@@ -1279,7 +1331,7 @@ def _questions(subject: str, draft: Draft) -> list[Question]:
 
 def build_bank() -> tuple[Question, ...]:
     """Every builtin question, built afresh (`builtin_bank` keeps one copy)."""
-    questions = [question for subject, generate in _GENERATORS.items() for draft in generate()
+    questions = [question for subject, generate in _generators().items() for draft in generate()
                  for question in _questions(subject, draft)]
     ids = [question.question_id for question in questions if question.language == LANGUAGES[0]]
     if len(set(ids)) != len(ids):
