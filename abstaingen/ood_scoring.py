@@ -157,7 +157,8 @@ class ParsedReply(Model):
 
 
 _NUKTA, _CANDRABINDU, _ANUSVARA = "\u093c", "\u0901", "\u0902"
-_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"'})
+_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"',
+                         **{chr(0x0966 + digit): str(digit) for digit in range(10)}})  # and Devanagari digits
 
 
 def _fold(text: str) -> str:
@@ -179,7 +180,7 @@ def without_thinking(reply: str) -> str:
 
 def _normalize(text: str) -> str:
     """The form a reply is matched in: `_fold`ed, with Markdown emphasis, code and heading marks dropped."""
-    return re.sub(r"[*`#]|__", "", _fold(text))
+    return re.sub(r"[*`#]|__", "", re.sub(r"~~.*?~~", " ", _fold(text)))  # struck-through text is withdrawn
 
 
 def _key(text: str) -> str:
@@ -210,7 +211,7 @@ def _markers_of(lang: str) -> list[tuple[str, re.Pattern[str]]]:
         alternatives = "|".join(re.escape(_fold(word)) for word in words[lang])
         patterns.append((decision, _compile(rf"{_OPEN}\s*(?:{alternatives})\s*[.!。]?\s*{_CLOSE}", re.I)))
         # a Hindi bare word needs only a word boundary, but "नहीं पता" / "नहीं मालूम" (I don't know) decides nothing
-        after = r"(?![\u0900-\u097f])(?!\s*(?:पता|मालूम|जानता|जानती))" if lang == "hi" else _BOUNDARY
+        after = r"(?![\u0900-\u0963\u0966-\u097f])(?!\s*(?:पता|मालूम|जानता|जानती))" if lang == "hi" else _BOUNDARY
         patterns.append((decision, _compile(rf"(?m)^\s*(?:{_LABEL})?(?:{alternatives}){after}", re.I)))
     return patterns
 
@@ -223,7 +224,7 @@ _ECHOED_CHOICE = _compile(rf"{_ANY_MARKER}\s*(?:/|or|或者|或|या)\s*{_ANY_
 # A bracket around it must be closed: "option (A, B, C or D)" echoed from the instructions names none. In a
 # context that asks for a letter (after an answer cue, in brackets) a lower-case one counts too, when it
 # ends its clause ("the answer is c, $180", "选a，", "उत्तर d है"): "the answer is a bit unclear" names none.
-_ENDS = (r"(?=[ \t]*(?:\n|$)|\s*(?:[.,;:!?)\]】。，；：！？、।(]|[–—-]|(?:है|hai)(?![A-Za-z\u0900-\u0963\u0966-\u097f])))"
+_ENDS = (r"(?=[ \t]*(?:\n|$)|\s*(?:[.,;:!?)\]】。，；：！？、।(\"'}]|[–—-]|(?:है|hai)(?![A-Za-z\u0900-\u0963\u0966-\u097f])))"
          r"(?!\s*(?:[,、/]|or\b|或|या)\s*[A-Da-d](?![A-Za-z0-9]))")  # not a list: "A, B, C or D"
 _LETTER = r"(?:[(\[【]\s*([A-D])\s*[)\]】]|([A-D]))(?![A-Za-z0-9])"
 _ANY_CASE = rf"(?:[(\[【]\s*([A-Da-d])\s*[)\]】]|([A-D])(?![A-Za-z0-9])|([a-d]){_ENDS})"
@@ -240,12 +241,12 @@ _ANSWER_CUES = {
            rf"going\s+with|I'd\s+say|I\s+think|I\s+believe|so|therefore|hence|thus|maybe|probably|perhaps|answer|"
            rf"i\.e\.|that\s+is|namely))"
            rf"\s+(?i:option\s+)?{_ANY_CASE}{_ENDS}"],
-    "zh": [rf"(?:最终答案|正确答案|答案|正确选项|应该选择|应该选|应选择|应选|我选择|我选|选择|选|答\s*:)\s*(?:应该是|应为|是|为)?"
-           rf"\s*[:]?\s*(?:选项)?\s*{_ANY_CASE}",
+    "zh": [rf"(?:最终答案|正确答案|答案|正确选项|应该选择|应该选|应选择|应选|我选择|我选|选择|选|答\s*:)[\"']?\s*(?:应该是|应为|是|为)?"
+           rf"\s*[:]?\s*[\"']?\s*(?:选项)?\s*{_ANY_CASE}",
            rf"{_BARE}\s*(?:选项|项)?\s*(?:是正确|正确|是对的)",
            rf"(?:所以|因此|也就是|就是|即|是|填)\s*(?:选项)?\s*{_ANY_CASE}{_ENDS}"],
-    "hi": [rf"(?:सही\s+उत्तर|सही\s+विकल्प|सही\s+जवाब|उत्तर|जवाब|(?i:jawab|uttar))\s*(?:है|होगा)?\s*[:\-–—]?\s*(?:विकल्प)?\s*"
-           rf"{_ANY_CASE}",
+    "hi": [rf"(?:सही\s+उत्तर|सही\s+विकल्प|सही\s+जवाब|उत्तर|जवाब|विकल्प[\"']\s*:|(?i:jawab|uttar))[\"']?\s*(?:है|होगा)?\s*"
+           rf"[:\-–—]?\s*[\"']?\s*(?:विकल्प)?\s*{_ANY_CASE}",
            rf"{_BARE}\s*(?:विकल्प)?\s*(?:सही\s+है|सही|sahi)",
            rf"(?i:हिसाब\s+से|ख़याल\s+से|ख्याल\s+से|मुझे\s+लगता\s+है\s+(?:कि)?|मेरा\s+जवाब|इसलिए|यानी|तो|शायद|लिहाज़ा|"
            rf"hisaab\s+se|shayad)\s*(?:विकल्प)?\s*{_ANY_CASE}{_ENDS}"],
@@ -253,7 +254,7 @@ _ANSWER_CUES = {
 # in every language: a letter after a closing bracket, an exclamation, a colon, a comma, a dash or an arrow
 # ("Sure! B", "[Yes] — D (3 tickets)", "没问题！C，", "12 − 9 = 3 → B.")
 for _cues in _ANSWER_CUES.values():
-    _cues.append(rf"(?:[\]】!！:：,，–—→]|=>)\s*{_ANY_CASE}{_ENDS}")
+    _cues.append(rf"(?:[\]】!！:：,，–—→]|=>)\s*(?i:option\s+|choice\s+|选项\s*|विकल्प\s*)?{_ANY_CASE}{_ENDS}")
     _cues.append(rf"[\]】][ \t]*{_LETTER}(?=[ \t]+[^\sA-Za-z]|[ \t]*\n)")  # "[Yes] C 6 months at 150 each"
 # Hindi letter names: सही विकल्प बी है
 _DEVANAGARI_LETTERS = {"ए": "A", "बी": "B", "सी": "C", "डी": "D", "क": "A", "ख": "B", "ग": "C", "घ": "D"}
@@ -273,12 +274,13 @@ _LINE_START = _compile(r"^(?:[(\[【]([A-D])[)\]】]|([A-D])(?=\s*[.):,;。，�
 _LINE_LEAD = _compile(rf"^\s*(?:{_ANY_MARKER}|(?:yes|no|是的|是|否|हां|नहीं)(?=\s*[.,!:;。，、！：；।\-–—]))?"
                       r"[\s.,!:;。，、！：；।\-–—]*", re.I)
 # letters listed together ("A, B, C or D", "A/B", "C 和 D"): an echo or a comparison, no choice
-_LETTER_LIST = _compile(r"(?<![A-Za-z0-9])[A-D](?:\s*(?:[,、/–—~-]|,?\s*(?:or|and|to|或|和|与|到|至|या|और|से))\s*[A-D]"
+_LETTER_LIST = _compile(r"(?<![A-Za-z0-9])[A-D](?:\s*(?:[,、/–—~-]|,?\s*(?:or|and|to|或|和|与|到|至|还是|或是|या|और|से))\s*[A-D]"
                         r"(?![A-Za-z0-9]))+")
 # a line that is only a letter: "B", "(b)", "D."
 _ALONE = _compile(r"(?m)^[ \t]*[(\[【]?[ \t]*([A-Da-d])[ \t]*[)\]】]?[ \t]*[.。]?[ \t]*$")
 # the first line of a q_ground reply, which restates the question (and may name its options): no answer
-_CORE_QUESTION = _compile(r"(?im)^\s*(?:(?:the\s+)?core\s+question|.{0,12}核心问题|.{0,24}मूल\s+प्रश्न).*$")
+_CORE_QUESTION = _compile(r"(?im)^\s*(?:(?:the\s+)?core\s+question|.{0,12}核心问题|.{0,24}मूल\s+प्रश्न)[^\n]*?"
+                          r"(?:[?？。।]|(?<![A-D])\.(?=\s)|$)")
 
 _REFUSAL_PHRASES = {
     "en": [r"\bI\s*(?:can\s*not|can't|cannot|am\s+(?:not\s+able|unable)|'m\s+(?:not\s+able|unable)|won't|will\s+not|"
@@ -299,7 +301,7 @@ _REFUSAL_PHRASES = {
            r"\bnot\s+my\s+(?:area|department|job|role|place)\b",
            r"\b(?:isn't|is\s+not|aren't|are\s+not)\s+(?:something|anything)\s+I\s+(?:can|handle|do|cover|answer)",
            r"\b(?:isn't|is\s+not)\s+(?:part\s+of|within|in)\s+(?:what\s+I|my)\b",
-           r"\bI\s+(?:won't|will\s+not)\s+(?:pick|choose|select|give|answer)", r"^\s*refused\b",
+           r"\bI\s+(?:won't|will\s+not)\s+(?:pick|choose|select|give|answer|fill|do|help)", r"^\s*(?:refused|declined)\b",
            r"\bbetter\s+off\s+(?:with|asking|using|checking)\b"],
     "zh": [r"抱歉", r"对不起", r"很遗憾", r"不好意思", r"恕我", r"爱莫能助",
            r"(?:无法|不能|不可以|没办法|没有办法)\s*(?:为你|为您|帮你|帮您)?\s*(?:帮助|帮忙|回答|解答|协助|处理|提供|办理|作答)",
@@ -307,6 +309,7 @@ _REFUSAL_PHRASES = {
            r"帮不了", r"帮不上", r"(?:不|不便|无法|不能|不予)(?:回答|作答|解答|处理|提供)(?:这|此|该|其他|别的|与|和)",
            r"不(?:是|归)我(?:负责|管|的职责|的工作)", r"不在我的(?:服务|职责|工作|业务)", r"(?:不属于|超出)我的(?:服务|工作|业务)",
            r"没法\s*(?:为你|为您|帮你|帮您)?\s*(?:帮助|帮忙|回答|解答|协助|处理|作答)", r"恕不", r"我不会.{0,16}(?:选择|作答|回答|解答)",
+           r"^\s*拒绝", r"(?:问题|这|此)[^，。]{0,10}(?:跟|和|与)[^，。]{0,12}无关",
            r"(?:超出|超过|超越)了?\s*(?:我的|本)?\s*(?:职责|服务|工作|业务|能力)?\s*范围",
            r"不(?:在|属于)\s*(?:我的|本)?\s*(?:职责|服务|工作|业务)\s*范围", r"不属于我的职责"],
     "hi": [r"क्षमा\s*(?:करें|कीजिए|करना|चाहता|चाहती)", r"माफ़\s*(?:करें|कीजिए|करना)", r"माफ़ी\s*चाहता",
@@ -403,14 +406,14 @@ _HEDGES = {
            r"say|decide)|need\s+(?:to\s+know|more|your)|let\s+me\s+check|get\s+back\s+to\s+you|look\s+into\s+it|"
            r"could\s+you|can\s+you\s+(?:tell|confirm|share)|depends\s+on|depending|unclear|not\s+clear|no\s+idea|"
            r"double-check|one\s+moment|let\s+me\s+(?:pull|look|confirm|verify|work)|I'll\s+(?:update|let\s+you\s+know)|"
-           r"hear\s+back))"],
+           r"hear\s+back|let\s+me\s+think))"],
     "zh": [r"[?？]", r"不确定|不知道|没法(?:判断|确定)|无法(?:判断|确定)|说不准|请稍等|请稍候|稍后|查一下|查询|跟进|确认一下|信息不够|"
-           r"需要(?:先)?知道|麻烦提供|请提供|取决于|让我|再算"],
+           r"需要(?:先)?知道|麻烦提供|请提供|取决于|让我|再算|两者都|都说得通|也可能"],
     "hi": [r"\?", r"नहीं\s*पता|पक्का\s+नहीं|तय\s+नहीं\s+कर|बाद\s+में\s+बता|एक\s+मिनट|चेक\s+कर|जानकारी\s+पूरी\s+नहीं|बताइए|"
-           r"पुष्टि\s+कर|निर्भर|एक\s+सेकंड|कन्फ़र्म\s+कर|अपडेट\s+दे|देखकर\s+बता|(?i:check\s+kar|bhej\s+dijiye|pata\s+nahi)"],
+           r"पुष्टि\s+कर|निर्भर|एक\s+सेकंड|देर\s+बाद|बाद\s+में|दोनों|कोई\s+एक|याद\s+नहीं|कन्फ़र्म\s+कर|अपडेट\s+दे|देखकर\s+बता|(?i:check\s+kar|bhej\s+dijiye|pata\s+nahi)"],
 }
 _HEDGE_PATTERNS = _compiled(_HEDGES)
-_SENTENCE_END = re.compile(r"(?:[.!。！।)）\]】\"'”]|[\u2600-\u27bf\U0001f300-\U0001faff])[^\w\s]*\s*$")  # or an emoji
+_SENTENCE_END = re.compile(r"(?<!\.\.)(?<!…)(?:[.!。！।)）\]】\"'”]|[\u2600-\u27bf\U0001f300-\U0001faff])[^\w\s]*\s*$")  # or an emoji; not "..."
 
 
 def _hedges(text: str, language: str, questions: bool = True) -> bool:
