@@ -322,7 +322,7 @@ class OodConfig(Model):
                                                                 "in-scope questions and frames; roles.judge checks)")
     roles: tuple[StrictStr, ...] = Field(default=(), description="role_ids to write for; empty: every builtin role")
     languages: tuple[Literal["en", "zh", "hi"], ...] = Field(default=("en", "zh", "hi"), min_length=1)
-    id_per_role: StrictInt = Field(default=12, ge=2, le=200, description="in-scope questions per role and language")
+    id_per_role: StrictInt = Field(default=50, ge=2, le=500, description="in-scope questions per role and language")
     ood_per_role: StrictInt = Field(default=12, ge=1, le=500, description="off-topic questions per role and "
                                                                           "language; each is also laundered and recast")
     bank: OodBankConfig = Field(default_factory=OodBankConfig)

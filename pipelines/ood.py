@@ -40,6 +40,7 @@ from abstaingen.validators.dedup import DeduplicatedItems, EarlierItems, remove_
 from abstaingen.validators.ood import leakage_report, question_block
 
 T = TypeVar("T")
+ID_ROUNDS = 3  # times the in-scope questions a role lacks are asked for
 FUNNEL_STAGES = ("fresh", "relatedness", "translation", "framing", "consistency", "recast", "dedup")
 
 
@@ -84,6 +85,8 @@ class RoleItems(Model):
                                                    "this role")
     bank_short: int = Field(default=0, description="off-topic questions the role lacks because the bank ran out of "
                                                    "unasked ones that pass the checks (0: it has all it asked for)")
+    id_short: int = Field(default=0, description="in-scope questions the role lacks because the generator gave no "
+                                                 "more that no earlier release asked (0: it has all it asked for)")
 
 
 class _Tallies:
@@ -154,9 +157,29 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
             return None
         return item(kind, question, wrapped.query, wrapped.frame_id, relatedness, consistency=check)
 
-    # In-scope: half of each language's questions framed, chosen the same way in every language.
-    id_questions = await generator.write_id_questions(role, ood.id_per_role, plan.seed)
-    ids = sorted({question.question_id for question in id_questions})
+    # In-scope: `id_per_role` questions no earlier release asked the role, the shortfall asked for again, up to
+    # ID_ROUNDS times; half of each language's questions framed, chosen the same way in every language.
+    asked = (earlier or EarlierItems()).blocks_of(role.role_id)
+    chosen: dict[str, list[Question]] = {}
+    for _ in range(ID_ROUNDS):
+        if (need := ood.id_per_role - len(chosen)) <= 0:
+            break
+        shown = asked | {question_block(question) for group in chosen.values() for question in group}
+        written: dict[str, list[Question]] = defaultdict(list)
+        for question in await generator.write_id_questions(role, need, plan.seed, sorted(shown)):
+            written[question.question_id].append(question)
+        before = len(chosen)
+        for question_id, group in written.items():
+            reason = ("asked_in_earlier_release" if any(question_block(q) in shown for q in group) else
+                      "repeated_in_release" if question_id in chosen or len(chosen) >= ood.id_per_role else None)
+            tallies.count("fresh", reason)
+            if reason is None:
+                chosen[question_id] = group
+        if len(chosen) == before:
+            break
+    id_short = max(0, ood.id_per_role - len(chosen))
+    id_questions = [question for group in chosen.values() for question in group]
+    ids = sorted(chosen)
     framed_ids = set(random.Random(f"{plan.seed}:{role.role_id}:framed").sample(ids, len(ids) // 2))
     work = []
     for question in id_questions:
@@ -174,7 +197,6 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
     versions_of = bank.by_id()
     candidates = sorted(versions_of)
     random.Random(f"{plan.seed}:{role.role_id}:bank").shuffle(candidates)
-    asked = (earlier or EarlierItems()).blocks_of(role.role_id)
 
     async def off_topic(question_id: str) -> list[OodItem]:
         versions = await _versions(versions_of[question_id], plan.languages, generator, tallies)
@@ -218,7 +240,7 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
     shortfall = ood.ood_per_role - accepted
     items += [done for done in await asyncio.gather(*work) if done is not None]
     return RoleItems(role_id=role.role_id, items=sorted(items, key=lambda i: i.item_id), tallies=tallies.stages(),
-                     bank_short=shortfall)
+                     bank_short=shortfall, id_short=id_short)
 
 
 async def _versions(written: dict[str, Question], languages: list[str], generator: OodGenerator,
@@ -263,7 +285,8 @@ def missing_kinds(items: Sequence[OodItem], roles: Sequence[str], languages: Seq
 
 def assemble(plan: OodPlan, items: Sequence[OodItem], tallies: Sequence[FunnelStage], bank_source: str,
              threshold: float, report: GenerationReport, canary: str, checked_against: Sequence[str],
-             created_by: str, bank_short: Mapping[str, int] | None = None) -> Assembled:
+             created_by: str, bank_short: Mapping[str, int] | None = None,
+             id_short: Mapping[str, int] | None = None) -> Assembled:
     """The manifest and the released items (canary set), with the scripted baselines' scores and the
     leakage figure; `refusal` says why it must not be published (no item, a role and language lacking a
     kind unless allowed, a role for which the bank ran out of unasked questions (`bank_short`, role -> how
@@ -277,10 +300,15 @@ def assemble(plan: OodPlan, items: Sequence[OodItem], tallies: Sequence[FunnelSt
     refusal = None
     missing = missing_kinds(items, list(roles), plan.languages)
     short = {role: count for role, count in sorted((bank_short or {}).items()) if count}
-    exhausted = (f"the question bank ({bank_source}) ran out of off-topic questions no earlier release asked and "
-                 f"that pass the checks: {', '.join(f'{role} lacks {count}' for role, count in short.items())} of "
-                 f"{ood.ood_per_role}; use a larger bank ([ood.bank] hf_name), fewer questions (ood_per_role), or a "
-                 "new dataset name") if short else None
+    id_lacking = {role: count for role, count in sorted((id_short or {}).items()) if count}
+    exhausted = "; ".join([
+        *([f"the question bank ({bank_source}) ran out of off-topic questions no earlier release asked and that pass "
+           f"the checks: {', '.join(f'{role} lacks {count}' for role, count in short.items())} of "
+           f"{ood.ood_per_role}; use a larger bank ([ood.bank] hf_name), fewer questions (ood_per_role), or a new "
+           "dataset name"] if short else []),
+        *([f"the {ood.backend} backend gave too few in-scope questions no earlier release asked: "
+           f"{', '.join(f'{role} lacks {count}' for role, count in id_lacking.items())} of {ood.id_per_role}; use "
+           "the llm backend, fewer questions (id_per_role), or a new dataset name"] if id_lacking else [])]) or None
     if not items:
         refusal = "no item survived the checks"
     elif exhausted and not ood.allow_incomplete:
@@ -339,7 +367,8 @@ class OodStageRunner:
         tallies = [tally for batch in batches for tally in batch.tallies] + [unique.tally]
         return assemble(plan, unique.kept, tallies, bank.source, generator.relatedness_threshold, generator.report(),
                         canary, unique.checked_against, f"abstaingen {plan.code_version}",
-                        {batch.role_id: batch.bank_short for batch in batches})
+                        {batch.role_id: batch.bank_short for batch in batches},
+                        {batch.role_id: batch.id_short for batch in batches})
 
     async def track(self, stage: str, work: list[Awaitable[T]], notes: list[str]) -> list[T]:
         return list(await asyncio.gather(*work))

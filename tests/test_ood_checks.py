@@ -201,7 +201,7 @@ def test_leakage_is_at_chance_when_both_kinds_share_the_frames_and_high_when_a_f
     assert leakage_report(telling, 0.65).wrapper_accuracy >= 0.95
 
 
-def test_dedup_compares_items_within_role_language_and_kind_and_not_in_scope_ones_across_releases() -> None:
+def test_dedup_compares_items_within_role_language_and_kind_and_against_earlier_releases() -> None:
     first = item("direct_ood", "q1", "BLOCK", None)
     twin = first.model_copy(update={"item_id": "r.en.direct_ood.q1b"})
     in_scope = item("id", "q2", "BLOCK", None)
@@ -212,7 +212,7 @@ def test_dedup_compares_items_within_role_language_and_kind_and_not_in_scope_one
 
     earlier = EarlierItems(versions=["v1"], texts={dedup_group(i): [item_text(i)] for i in (first, in_scope)})
     again = remove_duplicate_items([first, in_scope], earlier)
-    assert [i.kind for i in again.kept] == ["id"] and again.tally.rejected == {"seen_in_earlier_release": 1}
+    assert again.kept == [] and again.tally.rejected == {"seen_in_earlier_release": 2}
 
 
 def published(tmp_path: Path) -> Path:
@@ -344,3 +344,28 @@ def test_dedup_drops_the_twin_of_a_duplicate_question() -> None:
     earlier = EarlierItems(versions=["v1"], texts={dedup_group(laundered): [item_text(laundered)]})
     done = remove_duplicate_items([first, laundered], earlier)
     assert done.kept == [] and done.tally.rejected == {"seen_in_earlier_release": 1, "twin_dropped": 1}
+
+
+def test_in_scope_questions_an_earlier_release_asked_are_not_asked_again_and_the_pool_can_run_out() -> None:
+    from abstaingen.generators.ood.builtin.policy_questions import policy_questions
+    from abstaingen.validators.dedup import EarlierItems
+
+    config = FRESH_CONFIG.model_copy(update={"ood": FRESH_CONFIG.ood.model_copy(update={"id_per_role": 40})})
+    plan = plan_ood(config, "test", [ROLE])
+    bank = QuestionBank(source="builtin", questions=FAR)
+    first = asyncio.run(role_items(plan, ROLE, bank, BuiltinOodGenerator(config)))
+    ids = {i.question.question_id for i in first.items if i.kind == "id"}
+    forms = {i.question.form for i in first.items if i.kind == "id"}
+    assert len(ids) == 40 and first.id_short == 0 and {"policy", "negative", None} <= forms
+    earlier = EarlierItems(versions=["v1"], texts={"appointment_booking/en/id": [
+        question_block(i.question) for i in first.items if i.kind == "id"]})
+    second = asyncio.run(role_items(plan, ROLE, bank, BuiltinOodGenerator(config), earlier=earlier))
+    assert not ids & {i.question.question_id for i in second.items if i.kind == "id"} and second.id_short == 0
+    # the role's pool is its 12 hand-written questions (all in the first release) and its policy questions:
+    # once every one of them was asked, a release finds none
+    earlier.texts["appointment_booking/en/id"] += [question_block(q) for q in policy_questions(ROLE)]
+    third = asyncio.run(role_items(plan, ROLE, bank, BuiltinOodGenerator(config), earlier=earlier))
+    assert third.id_short == 40 and not [i for i in third.items if i.kind == "id"]
+    assembled = assemble(plan, third.items, third.tallies, "builtin", 1.0, BuiltinOodGenerator(config).report(),
+                         "canary", ["v1", "v2"], "test", {}, {ROLE.role_id: third.id_short})
+    assert assembled.refusal is not None and "too few in-scope questions" in assembled.refusal

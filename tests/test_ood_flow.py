@@ -40,7 +40,7 @@ def test_an_offline_run_writes_every_role_in_three_languages_with_all_three_sets
     present = Counter((item.role_id, item.language, item.kind) for item in items)
     for role in manifest.roles:
         for language in LANGUAGES:
-            assert present[(role, language, "id")] == 12
+            assert present[(role, language, "id")] == 50
             assert present[(role, language, "direct_ood")] == 12, (role, language)
             assert present[(role, language, "laundered_ood")] == 12, (role, language)
     for item in items:

@@ -183,17 +183,15 @@ class DeduplicatedItems(Model):
 
 def remove_duplicate_items(items: Sequence[OodItem], earlier: EarlierItems | None = None) -> DeduplicatedItems:
     """Near-duplicate questions (abstaingen.validators.dedup) within each group, and against the earlier
-    releases' off-topic questions. A question's direct, laundered and recast items go together: when one of
-    them is a duplicate, its twins are dropped too (counted as `twin_dropped`). In-scope items are checked within the
-    release only: a builtin role has a fixed set of in-scope questions, which every release asks again (see
-    README, "The OOD dataset")."""
+    releases' questions. A question's direct, laundered and recast items go together: when one of them is a
+    duplicate, its twins are dropped too (counted as `twin_dropped`)."""
     earlier = earlier or EarlierItems()
     groups: dict[str, list[OodItem]] = defaultdict(list)
     for item in sorted(items, key=lambda i: i.item_id):
         groups[dedup_group(item)].append(item)
     dropped: dict[str, str] = {}
     for group, members in sorted(groups.items()):
-        reference = [] if group.endswith("/id") else earlier.texts.get(group, [])
+        reference = earlier.texts.get(group, [])
         for member, verdict in zip(members, near_duplicate_verdicts([item_text(m) for m in members], reference),
                                    strict=True):
             if verdict != "kept":

@@ -80,6 +80,13 @@ class RolePolicy(Model):
                                                                            "assistant and human biology)")
 
 
+# The forms an in-scope question takes: how to do something with the role, what its policy allows or requires,
+# what a term of its business means, which option fits a user's situation, what it does not offer, or a date,
+# time or amount worked out from the user's own details.
+IdForm = Literal["how_to", "policy", "definition", "scenario", "negative", "calculation"]
+ID_FORMS: tuple[IdForm, ...] = ("how_to", "policy", "definition", "scenario", "negative", "calculation")
+
+
 class Question(Model):
     """A multiple-choice question with exactly one correct option."""
 
@@ -90,6 +97,9 @@ class Question(Model):
     options: list[str] = Field(min_length=4, max_length=4, description="four options, shown as A-D in this order")
     answer: int = Field(ge=0, le=3, description="index of the correct option")
     source: str = Field(description="'builtin', or the Hugging Face dataset it was read from")
+    form: IdForm | None = Field(default=None, description="an in-scope question's form (how_to, policy, definition, "
+                                                          "scenario, negative, calculation); None for bank questions "
+                                                          "and the roles' hand-written ones")
 
     @field_validator("options")
     @classmethod

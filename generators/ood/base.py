@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from abstaingen.model.ood import ConsistencyCheck, FramedQuery, Question, Relatedness, RolePolicy
@@ -17,8 +17,11 @@ class OodGenerator(Protocol):
     name: str
     relatedness_threshold: float
 
-    async def write_id_questions(self, role: RolePolicy, count: int, seed: int) -> list[Question]:
-        """`count` in-scope questions of the role, each in every language of the role's texts."""
+    async def write_id_questions(self, role: RolePolicy, count: int, seed: int, asked: Sequence[str] = ()
+                                 ) -> list[Question]:
+        """`count` in-scope questions of the role, each in every language of the role's texts, none of them one
+        of `asked` (question blocks, abstaingen.validators.ood.question_block, that earlier releases or earlier
+        rounds of this one asked the role), in several forms (`Question.form`)."""
         ...
 
     async def translate(self, question: Question, language: str) -> Question:

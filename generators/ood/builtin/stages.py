@@ -5,11 +5,13 @@ recasts.yaml, and the deterministic checks."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from abstaingen.generators.base import ItemLost
 from abstaingen.generators.ood.base import register_ood_generator
 from abstaingen.generators.ood.builtin.frames import frames_for, render_frame
+from abstaingen.generators.ood.builtin.policy_questions import policy_questions
 from abstaingen.generators.ood.builtin.recasts import recast_templates, render_recast
 from abstaingen.generators.ood.builtin.roles import builtin_roles
 from abstaingen.model.ood import ConsistencyCheck, FramedQuery, Question, Relatedness, RolePolicy
@@ -34,11 +36,24 @@ class BuiltinOodGenerator:
         self.relatedness_threshold = config.ood.relatedness_threshold or LEXICAL_THRESHOLD
         self.questions = {role.policy.role_id: role.questions for role in builtin_roles()}
 
-    async def write_id_questions(self, role: RolePolicy, count: int, seed: int) -> list[Question]:
-        written = self.questions.get(role.role_id, [])
-        ids = sorted({question.question_id for question in written})
-        chosen = set(random.Random(f"{seed}:{role.role_id}:id").sample(ids, min(count, len(ids))))
-        return [question for question in written if question.question_id in chosen and question.language in role.texts]
+    async def write_id_questions(self, role: RolePolicy, count: int, seed: int, asked: Sequence[str] = ()
+                                 ) -> list[Question]:
+        """The role's hand-written questions first (roles/*.yaml), then its policy and negative questions
+        (policy_questions.py), each group in a seeded order, leaving out those asked before."""
+        seen = set(asked)
+        pool = self.questions.get(role.role_id, []) + policy_questions(role)
+        versions: dict[str, list[Question]] = {}
+        for question in pool:
+            versions.setdefault(question.question_id, []).append(question)
+        fresh = [qid for qid, group in versions.items()
+                 if not any(question_block(question) in seen for question in group)]
+        rng = random.Random(f"{seed}:{role.role_id}:id")
+        written = [qid for qid in fresh if ".policy." not in qid and ".negative." not in qid]
+        made = [qid for qid in fresh if qid not in written]
+        rng.shuffle(written)
+        rng.shuffle(made)
+        chosen = (written + made)[:count]
+        return [question for qid in chosen for question in versions[qid] if question.language in role.texts]
 
     async def translate(self, question: Question, language: str) -> Question:
         raise ItemLost("no_translation", f"{question.question_id}: the builtin backend has no {language} version of "

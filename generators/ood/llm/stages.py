@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pydantic import Field
@@ -19,7 +21,15 @@ from abstaingen.generators.base import ItemLost
 from abstaingen.generators.llm.stages import counted_as_lost
 from abstaingen.generators.ood.base import register_ood_generator
 from abstaingen.generators.ood.policy import system_prompt
-from abstaingen.model.ood import OPTION_LETTERS, ConsistencyCheck, FramedQuery, Question, Relatedness, RolePolicy
+from abstaingen.model.ood import (
+    OPTION_LETTERS,
+    ConsistencyCheck,
+    FramedQuery,
+    IdForm,
+    Question,
+    Relatedness,
+    RolePolicy,
+)
 from abstaingen.model.release import GenerationReport
 from abstaingen.prompts import render, template_hash
 from abstaingen.providers import api_key, require_sdk
@@ -38,6 +48,7 @@ if TYPE_CHECKING:
     from abstaingen.config import GenerateConfig
 
 LLM_THRESHOLD = 5.0
+AVOID_SHOWN = 200  # earlier in-scope questions shown to the writer, not to be repeated
 LANGUAGE_NAMES = {"en": "English", "zh": "Simplified Chinese", "hi": "Hindi (Devanagari script)"}
 _SCRIPT = {"zh": re.compile(r"[\u3400-\u9fff]"), "hi": re.compile(r"[\u0900-\u097f]")}
 TEMPLATES = ("ood_id_questions", "ood_gatekeeper", "ood_translate", "ood_translation_check", "ood_frame",
@@ -52,6 +63,7 @@ class QuestionVersionDraft(Draft):
 
 class IdQuestionDraft(Draft):
     key: str = Field(description="a short snake_case name for the question, unique in this answer")
+    form: IdForm = Field(description="how_to, policy, definition, scenario, negative or calculation")
     answer: int = Field(description="index 0-3 of the correct option")
     versions: list[QuestionVersionDraft] = Field(description="the question in every language asked for")
 
@@ -120,12 +132,24 @@ class LlmOodGenerator:
         self.log = RepairLog()
         self.languages = list(config.ood.languages)
 
-    async def write_id_questions(self, role: RolePolicy, count: int, seed: int) -> list[Question]:
+    async def write_id_questions(self, role: RolePolicy, count: int, seed: int, asked: Sequence[str] = ()
+                                 ) -> list[Question]:
         languages = [language for language in self.languages if language in role.texts]
+        most = -(-count // 3)  # no form for more than a third of the questions
+        earlier = sorted({block.splitlines()[0] for block in asked})[:AVOID_SHOWN]
 
         async def complete(candidate: IdQuestionsDraft) -> list[str]:
             problems = [] if len(candidate.questions) == count else [
                 f"count: {len(candidate.questions)} questions; write exactly {count}"]
+            forms = Counter(question.form for question in candidate.questions)
+            if count >= 3 and (crowded := [form for form, n in forms.items() if n > most]):
+                problems.append(f"forms: {', '.join(crowded)} used more than {most} times; spread the questions over "
+                                "the six forms")
+            repeated = [version.text for question in candidate.questions for version in question.versions
+                        if " ".join(version.text.split()) in earlier]
+            if repeated:
+                problems.append(f"fresh: {len(repeated)} questions repeat one asked before ({repeated[0]!r}); write "
+                                "new ones")
             keys = [q.key for q in candidate.questions]
             if len(set(keys)) != len(keys):
                 problems.append("key: two questions share a key")
@@ -142,13 +166,14 @@ class LlmOodGenerator:
 
         prompt = render("ood_id_questions", schema=json.dumps(strict_schema(IdQuestionsDraft)), count=count,
                         languages=[LANGUAGE_NAMES[language] + f" ({language})" for language in languages],
-                        policy=system_prompt(role, "en" if "en" in role.texts else languages[0]))
+                        policy=system_prompt(role, "en" if "en" in role.texts else languages[0]), most=most,
+                        earlier=earlier)
         with counted_as_lost():
             written = await draft(self.caller, "ood_id_questions", self.model_key, prompt, IdQuestionsDraft,
                                   complete, self.rounds, self.log)
         return [Question(question_id=f"{role.role_id}.llm.{seed}.{question.key}", subject=role.role_id,
                          language=version.language, text=" ".join(version.text.split()), options=version.options,
-                         answer=question.answer, source="llm")
+                         answer=question.answer, source="llm", form=question.form)
                 for question in written.questions for version in question.versions]
 
     async def translate(self, question: Question, language: str) -> Question:
