@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     generate.set_defaults(command=run_generate_command)
 
     ood = commands.add_parser("ood", help="generate and publish a new version of the out-of-scope dataset: scoped "
-                                          "assistant roles, in-scope, direct and laundered off-topic requests")
+                                          "assistant roles, in-scope, direct, laundered and recast off-topic requests")
     ood.add_argument("--config", type=Path, metavar="PATH", help="TOML config; its [ood] section (default: built-in "
                                                                  "defaults)")
     ood.add_argument("--output", type=Path, metavar="DIR", help="output folder (overrides dataset.output_dir)")
