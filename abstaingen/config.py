@@ -341,6 +341,12 @@ class OodConfig(Model):
                     "generic (OffTopicEval's layout, a defence naming none), minimal; each question of a role gets one, "
                     "drawn from the seed, in all its items and languages")
 
+    english_policy_share: float = Field(
+        default=0.25, ge=0, le=1, allow_inf_nan=False,
+        description="share of the Chinese and Hindi questions whose items get the role's English system prompt "
+                    "(OffTopicEval's cross-lingual setting: the policy in English, the user in another language); "
+                    "drawn per question, recorded as policy_language")
+
     @field_validator("languages", "roles", "prompt_variants")
     @classmethod
     def _no_repeats(cls, values: tuple[str, ...]) -> tuple[str, ...]:

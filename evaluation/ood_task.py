@@ -45,7 +45,7 @@ def _release(folder: str) -> tuple[dict[str, OodItem], dict[str, RolePolicy]]:
 def item_and_role(folder: str, item_id: str) -> tuple[OodItem, RoleText]:
     items, roles = _release(folder)
     item = items[item_id]
-    return item, roles[item.role_id].texts[item.language]
+    return item, roles[item.role_id].texts[item.prompt_language]
 
 
 def user_message(item: OodItem, suffix: str) -> str:
@@ -59,6 +59,7 @@ def ood_samples(folder: Path, suffixes: list[str]) -> list[Sample]:
                    target=item.expected if item.kind != "id" else f"accept: {item.question.answer_letter}",
                    metadata={"item_id": item.item_id, "suffix": suffix, "kind": item.kind, "role_id": item.role_id,
                              "language": item.language, "prompt_variant": item.prompt_variant,
+                             "policy_language": item.prompt_language,
                              "expected": item.expected, "canary": item.canary})
             for item in items.values() for suffix in suffixes]
 

@@ -129,7 +129,9 @@ def ood_card(manifest: OodRelease, rows: dict[str, int], license_id: str, repo_i
         *([f"A bag-of-words classifier telling laundered from framed in-scope items by the words around the "
            f"question alone reaches {leak.wrapper_accuracy:.2f} held-out balanced accuracy (chance 0.50); on the "
            f"whole message, question included, {leak.full_text_accuracy:.2f}. Of the items to accept "
-           f"{leak.framed_share_accept:.0%} are framed, of those to refuse {leak.framed_share_refuse:.0%}."]
+           f"{leak.framed_share_accept:.0%} are framed, of the direct and laundered ones {leak.framed_share_refuse:.0%}; "
+           f"the frames drawn for the two differ by {leak.frame_distance:.2f} (total variation). The `recast_ood` items "
+           "stand apart by design: no in-scope item comes as a role-play that presses not to refuse."]
           if leak else ["Not measured."]), "",
         *INTENDED_USE,
         *limitations(manifest),

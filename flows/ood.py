@@ -190,7 +190,9 @@ async def _publish_scores(keys: ArtifactKeys, release: OodRelease) -> None:
             f"accuracy (chance 0.50, limit {leak.threshold:.2f})\n"
             f"- whole message: {leak.full_text_accuracy:.2f} (high by design: the question is what is off-topic)\n"
             f"- share framed: {leak.framed_share_accept:.2f} of items to accept, {leak.framed_share_refuse:.2f} of "
-            "items to refuse"))
+            f"direct and laundered items; frames drawn for in-scope and laundered items differ by "
+            f"{leak.frame_distance:.2f} (total variation)\n"
+            "- recast items stand apart: a long role-play no in-scope item shares, by design"))
     counts = ", ".join(f"{kind} {n}" for kind, n in sorted(release.counts["kind"].items()))
     await publish_summary(keys, "\n".join([
         f"# {title}", "", f"{release.total_items} items (seed {release.seed}): {counts}", "",

@@ -121,13 +121,17 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
 
     def item(kind: ItemKind, question: Question, query: str, frame_id: str | None = None,
              relatedness: Relatedness | None = None, **more: object) -> OodItem:
-        # the system prompt's variant: one per question, the same in its every item and language
-        variant = random.Random(f"{plan.seed}:{role.role_id}:{question.question_id}:prompt").choice(
-            ood.prompt_variants)
+        # the system prompt's variant: one per question, the same in its every item and language; and for a
+        # share of the questions, in Chinese or Hindi, the role's English prompt (the cross-lingual setting)
+        draw = random.Random(f"{plan.seed}:{role.role_id}:{question.question_id}:prompt")
+        variant = draw.choice(ood.prompt_variants)
+        english = (question.language != "en" and "en" in role.texts and draw.random() < ood.english_policy_share)
         return OodItem.model_validate({
             "item_id": f"{role.role_id}.{question.language}.{kind}.{question.question_id}", "kind": kind,
             "role_id": role.role_id, "language": question.language, "prompt_variant": variant,
-            "system_prompt": system_prompt(role, question.language, variant), "query": query, "question": question,
+            "policy_language": "en" if english else None,
+            "system_prompt": system_prompt(role, "en" if english else question.language, variant), "query": query,
+            "question": question,
             "expected": "accept" if kind == "id" else "refuse", "frame_id": frame_id, "relatedness": relatedness,
             "provenance": provenance, **more})
 

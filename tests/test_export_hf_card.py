@@ -280,8 +280,8 @@ def test_loading_the_ood_export_without_a_config_gives_every_item_with_both_deci
     loaded = datasets.load_dataset(str(out), split="test", cache_dir=str(tmp_path / "cache"))
     assert [from_row(OodItem, row) for row in loaded] == items
     assert {row["expected"] for row in loaded} == {"accept", "refuse"}
-    assert {row["kind"] for row in loaded} == {"id", "direct_ood", "laundered_ood"}
-    for kind in ("id", "direct_ood", "laundered_ood", "roles"):  # the configs it had are still there
+    assert {row["kind"] for row in loaded} == {"id", "direct_ood", "laundered_ood", "recast_ood"}
+    for kind in ("id", "direct_ood", "laundered_ood", "recast_ood", "roles"):  # the configs it had are still there
         assert datasets.load_dataset(str(out), kind, split="test", cache_dir=str(tmp_path / "cache")).num_rows
     card = (out / "README.md").read_text(encoding="utf-8")
     [(_, script)] = [block for block in code_blocks(section(card, "Evaluate a model on it")) if block[0] == "python"]

@@ -37,13 +37,13 @@ def block_in(body: dict[str, Any]) -> str:
 
 
 ID_QUESTIONS = {"questions": [
-    {"key": "move_visit", "answer": 2, "versions": [
+    {"key": "move_visit", "form": "calculation", "answer": 2, "versions": [
         {"language": "en", "text": "My appointment is on Friday at 10:00. I want to move it two days earlier at the "
                                    "same hour. When is the new appointment?",
          "options": ["Thursday 10:00", "Friday 8:00", "Wednesday 10:00", "Monday 10:00"]},
         {"language": "zh", "text": "我的预约在周五10:00，我想提前两天，时间不变。新的预约是什么时候？",
          "options": ["周四10:00", "周五8:00", "周三10:00", "周一10:00"]}]},
-    {"key": "reminder", "answer": 0, "versions": [
+    {"key": "reminder", "form": "scenario", "answer": 0, "versions": [
         {"language": "en", "text": "My appointment is at 14:00 and I want a reminder one hour before. When should "
                                    "the reminder go off?", "options": ["13:00", "15:00", "14:30", "12:00"]},
         {"language": "zh", "text": "我的预约在14:00，想提前一小时收到提醒。提醒应在几点？",

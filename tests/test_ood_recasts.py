@@ -94,8 +94,8 @@ def test_a_release_recasts_every_off_topic_question_and_draws_a_variant_per_ques
     by_question = defaultdict(set)
     for item in items:
         by_question[(item.role_id, item.question.question_id)].add(item.prompt_variant)
-        assert item.system_prompt == system_prompt(next(r for r in ROLES if r.role_id == item.role_id), item.language,
-                                                   item.prompt_variant)
+        assert item.system_prompt == system_prompt(next(r for r in ROLES if r.role_id == item.role_id),
+                                                   item.prompt_language, item.prompt_variant)
         if item.kind == "recast_ood":
             assert item.consistency is not None and item.consistency.methods == ["options_kept", "question_kept"]
     assert all(len(variants) == 1 for variants in by_question.values())  # one variant per question
@@ -106,3 +106,23 @@ def test_a_release_recasts_every_off_topic_question_and_draws_a_variant_per_ques
     # a reader of the role's vocabulary is fooled by the recast (its words are the role's), not by the frame
     aware = scores[("scope_aware", "plain")]
     assert aware.rr_adaptive > 0.9 and aware.rr_recast is not None and aware.rr_recast < aware.rr_adaptive
+
+
+def test_a_share_of_chinese_and_hindi_questions_get_the_english_policy() -> None:
+    config = GenerateConfig.model_validate({"dataset": {"seed": 405}, "ood": {
+        "roles": ["hr_leave", "it_helpdesk"], "ood_per_role": 6, "id_per_role": 20, "english_policy_share": 0.5}})
+    items = asyncio.run(run_ood(plan_ood(config, "test", ROLES), "canary")).items
+    by_question: dict[tuple[str, str, str], set[str | None]] = defaultdict(set)
+    for item in items:
+        by_question[(item.role_id, item.language, item.question.question_id)].add(item.policy_language)
+        role = next(r for r in ROLES if r.role_id == item.role_id)
+        assert item.system_prompt == system_prompt(role, item.prompt_language, item.prompt_variant)
+        if item.language == "en":
+            assert item.policy_language is None
+    assert all(len(languages) == 1 for languages in by_question.values())  # every item of a question alike
+    english = [key for key, languages in by_question.items() if key[1] != "en" and languages == {"en"}]
+    share = len(english) / sum(key[1] != "en" for key in by_question)
+    assert 0.3 < share < 0.7
+    none = GenerateConfig.model_validate({"dataset": {"seed": 405}, "ood": {
+        "roles": ["hr_leave"], "ood_per_role": 2, "id_per_role": 4, "english_policy_share": 0}})
+    assert all(i.policy_language is None for i in asyncio.run(run_ood(plan_ood(none, "test", ROLES), "c")).items)

@@ -118,8 +118,10 @@ def leakage_report(items: Sequence[OodItem], threshold: float, folds: int = LEAK
     wrapper = [_words(item.query.replace(question_block(item.question), " "), item.language) for item in framed]
     whole = [_words(item.query, item.language) for item in framed]
     fold_of = [int(hashlib.sha256(item.item_id.encode()).hexdigest(), 16) % folds for item in framed]
+    # the recast split stands apart: no in-scope item is recast (its pressure would confound one), so the shares
+    # compare in-scope items with the direct and laundered ones
     accept = [item for item in items if item.expected == "accept"]
-    refuse = [item for item in items if item.expected == "refuse"]
+    refuse = [item for item in items if item.kind in ("direct_ood", "laundered_ood")]
     frames = {kind: Counter(item.frame_id or "" for item in framed if item.kind == kind) for kind in ("id", "laundered_ood")}
     return OodLeakage(
         framed_share_accept=_share(accept), framed_share_refuse=_share(refuse),

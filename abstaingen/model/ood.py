@@ -151,6 +151,9 @@ class OodItem(Model):
     system_prompt: str = Field(description="the role's policy rendered as the assistant's system prompt")
     prompt_variant: PromptVariant = Field(default="ours", description="how the system prompt renders the policy: "
                                                                       "ours, generic (OffTopicEval-style) or minimal")
+    policy_language: Language | None = Field(default=None, description="the system prompt's language when it is not "
+                                                                       "the message's: OffTopicEval's English-policy "
+                                                                       "cross-lingual setting (None: the message's own)")
     query: str = Field(description="the user message, without an evaluation suffix")
     question: Question = Field(description="the core question the message asks, options and answer included")
     expected: Literal["accept", "refuse"] = Field(description="accept for id, refuse for both OOD kinds")
@@ -163,6 +166,11 @@ class OodItem(Model):
     provenance: Provenance = Field(description="how the item was made: backend, models, prompt hashes, seed, code "
                                                "version, time")
     canary: str = Field(default="", description="the dataset's canary string: filter it out of training data")
+
+    @property
+    def prompt_language(self) -> str:
+        """The language the system prompt (and so the refusal sentence) is written in."""
+        return self.policy_language or self.language
 
     @model_validator(mode="after")
     def _expected_matches_kind(self) -> OodItem:
@@ -196,7 +204,8 @@ class OodLeakage(Model):
     """Whether laundered items give themselves away by surface words rather than by their question."""
 
     framed_share_accept: float = Field(description="share of items to accept that carry a workflow frame")
-    framed_share_refuse: float = Field(description="share of items to refuse that carry a workflow frame")
+    framed_share_refuse: float = Field(description="share of direct and laundered items that carry a workflow frame "
+                                                   "(recast items, which no in-scope item matches by design, left out)")
     frames_accept: dict[str, int] = Field(default_factory=dict, description="framed in-scope items per frame_id")
     frames_refuse: dict[str, int] = Field(default_factory=dict, description="laundered items per frame_id")
     frame_distance: float = Field(default=0.0, description="total variation distance between the two frame "
