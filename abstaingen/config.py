@@ -347,6 +347,12 @@ class OodConfig(Model):
                     "(OffTopicEval's cross-lingual setting: the policy in English, the user in another language); "
                     "drawn per question, recorded as policy_language")
 
+    multi_turn_share: float = Field(
+        default=0.2, ge=0, le=1, allow_inf_nan=False,
+        description="share of items that continue a conversation (OffTopicEval's multi-turn settings): after two "
+                    "in-scope questions answered, or, for a framed or recast message, after the question was asked "
+                    "plainly and refused; drawn per item, recorded as multi_turn")
+
     @field_validator("languages", "roles", "prompt_variants")
     @classmethod
     def _no_repeats(cls, values: tuple[str, ...]) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, Model, get_model
+from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, Model, get_model
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, grouped, scorer, stderr
 from inspect_ai.solver import Generate, TaskState, solver
 
@@ -59,20 +59,23 @@ def ood_samples(folder: Path, suffixes: list[str]) -> list[Sample]:
                    target=item.expected if item.kind != "id" else f"accept: {item.question.answer_letter}",
                    metadata={"item_id": item.item_id, "suffix": suffix, "kind": item.kind, "role_id": item.role_id,
                              "language": item.language, "prompt_variant": item.prompt_variant,
-                             "policy_language": item.prompt_language,
+                             "policy_language": item.prompt_language, "multi_turn": item.multi_turn or "single",
                              "expected": item.expected, "canary": item.canary})
             for item in items.values() for suffix in suffixes]
 
 
 @solver
 def ood_assistant(folder: str):
-    """The role's system prompt, the query with its suffix, one reply."""
+    """The role's system prompt, the earlier turns of the conversation (if any), the query with its suffix, one
+    reply."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         meta = state.metadata
         state.store.set(OOD_SAMPLE, {"folder": folder, "item_id": meta["item_id"], "suffix": meta["suffix"]})
         item, _ = item_and_role(folder, meta["item_id"])
-        state.messages.insert(0, ChatMessageSystem(content=item.system_prompt))
+        earlier = [ChatMessageUser(content=turn.content) if turn.role == "user" else
+                   ChatMessageAssistant(content=turn.content) for turn in item.history]
+        state.messages[0:0] = [ChatMessageSystem(content=item.system_prompt), *earlier]
         return await generate(state)
 
     return solve

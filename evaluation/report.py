@@ -43,7 +43,7 @@ class Episode(Model):
     unit: str = Field(description="the pair (pairs) or item (OOD) it belongs to; the bootstrap resamples these")
     groups: dict[str, str] = Field(description="scenario, domain, deliverable, side; or suffix, kind, role, language, "
                                                "prompt (the system prompt's variant), policy (own or english: the "
-                                               "cross-lingual setting)")
+                                               "cross-lingual setting), turns (single, after_turns, retry)")
     passed: bool = Field(description="scored correct (an episode that errored counts as failed)")
     outcome: str = Field(description="the scorer's outcome (pairs) or decision (OOD); 'error' when it errored")
     detail: str = ""
@@ -272,7 +272,8 @@ def episode_of(sample: EvalSample, kind: str) -> Episode:
     else:
         groups = {"suffix": meta["suffix"], "kind": meta["kind"], "role": meta["role_id"], "language": meta["language"],
                   "prompt": str(meta.get("prompt_variant", "ours")),
-                  "policy": "english" if meta.get("policy_language", meta["language"]) != meta["language"] else "own"}
+                  "policy": "english" if meta.get("policy_language", meta["language"]) != meta["language"] else "own",
+                  "turns": str(meta.get("multi_turn", "single"))}
         unit = str(meta["item_id"])
     passed = error is None and score is not None and score.value == "C"
     info = dict(score.metadata or {}) if score is not None else {}
@@ -295,7 +296,7 @@ def build_report(log: EvalLog, log_path: str) -> EvalReport:
         dimensions: tuple[str, ...] = ("scenario", "domain", "deliverable")
     else:
         metrics = {name: _ood_metric(name) for name in OOD_METRICS}
-        dimensions = ("suffix", "role", "language", "prompt", "policy")
+        dimensions = ("suffix", "role", "language", "prompt", "policy", "turns")
     headline = {name: _interval(units, fn) for name, fn in metrics.items()}
     by: dict[str, dict[str, dict[str, Interval]]] = {}
     for dimension in dimensions:

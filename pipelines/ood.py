@@ -29,7 +29,16 @@ from abstaingen.generators.ood import OodGenerator, make_ood_generator
 from abstaingen.generators.ood.bank import load_bank
 from abstaingen.generators.ood.policy import system_prompt
 from abstaingen.model.common import Model
-from abstaingen.model.ood import ITEM_KINDS, ItemKind, OodItem, Question, QuestionBank, Relatedness, RolePolicy
+from abstaingen.model.ood import (
+    ITEM_KINDS,
+    ItemKind,
+    OodItem,
+    Question,
+    QuestionBank,
+    Relatedness,
+    RolePolicy,
+    Turn,
+)
 from abstaingen.model.pair import Provenance
 from abstaingen.model.release import FunnelStage, GenerationReport, OodRelease
 from abstaingen.ood_scoring import baseline_scores
@@ -243,8 +252,37 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
                 items += made
     shortfall = ood.ood_per_role - accepted
     items += [done for done in await asyncio.gather(*work) if done is not None]
+    items = _conversations(items, role, ood.multi_turn_share, f"{plan.seed}:{role.role_id}")
     return RoleItems(role_id=role.role_id, items=sorted(items, key=lambda i: i.item_id), tallies=tallies.stages(),
                      bank_short=shortfall, id_short=id_short)
+
+
+def _conversations(items: list[OodItem], role: RolePolicy, share: float, seed: str) -> list[OodItem]:
+    """A `share` of the items, drawn per item, made to continue a conversation: `retry` for a framed or recast
+    message (the question asked plainly first, and refused with the role's sentence), else `after_turns` (two
+    of the role's other plain in-scope questions in the item's language, each answered with its letter)."""
+    plain_ids = defaultdict(list)
+    for item in items:
+        if item.kind == "id" and item.frame_id is None:
+            plain_ids[item.language].append(item)
+    made = []
+    for item in sorted(items, key=lambda i: i.item_id):
+        rng = random.Random(f"{seed}:{item.item_id}:turns")
+        if rng.random() >= share:
+            made.append(item)
+            continue
+        refusal = role.texts[item.prompt_language].refusal.strip()
+        others = [other for other in plain_ids[item.language] if other.question.question_id != item.question.question_id]
+        if item.frame_id is not None and rng.random() < 0.5:
+            history = [Turn(role="user", content=question_block(item.question)), Turn(role="assistant", content=refusal)]
+            made.append(item.model_copy(update={"history": history, "multi_turn": "retry"}))
+        elif len(others) >= 2:
+            history = [turn for other in rng.sample(others, 2) for turn in (
+                Turn(role="user", content=other.query), Turn(role="assistant", content=other.question.answer_letter))]
+            made.append(item.model_copy(update={"history": history, "multi_turn": "after_turns"}))
+        else:
+            made.append(item)
+    return made
 
 
 async def _versions(written: dict[str, Question], languages: list[str], generator: OodGenerator,

@@ -157,10 +157,15 @@ def test_a_role_frame_that_breaks_the_frame_rules_is_one_clear_error(tmp_path: P
     from abstaingen.generators.ood.builtin.roles import FOLDER
 
     data = yaml.safe_load((FOLDER / "appointment_booking.yaml").read_text(encoding="utf-8"))
-    data["texts"]["zh"]["frames"][0] = "请回答 {question_block} 谢谢"  # not on its own paragraph
+    data["texts"]["zh"]["frames"] = ["请回答 {question_block} 谢谢"]  # not on its own paragraph
     path = tmp_path / "bad_frame.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     with pytest.raises(AbstaingenError, match=r"bad_frame.yaml: texts.zh.frames\[0\]"):
+        read_role(path)
+    data["texts"]["en"]["frames"] = ["I'm stuck on this item of {form}:\n\n{question_block}"]  # a pretext
+    data["texts"]["zh"].pop("frames")
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(AbstaingenError, match=r"texts.en.frames\[0\]: pretext words"):
         read_role(path)
 
 

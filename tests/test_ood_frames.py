@@ -17,6 +17,7 @@ from abstaingen.generators.ood.builtin.frames import (
     Frame,
     frame_check,
     frames_for,
+    pretexts_in,
     render_frame,
 )
 from abstaingen.model.ood import LANGUAGES, Question, RoleText, WorkflowTerms
@@ -159,7 +160,8 @@ def test_frame_check_passes_a_good_template_and_words_that_only_contain_a_hint()
     assert frame_check("For example, check the mathematical-looking {field}, then examine the ticket.\n\n"
                        "{question_block}") == []
     assert frame_check("请帮{team}确认{field}。\n\n{question_block}\n\n谢谢。") == []
-    assert frame_check("कृपया {field} में परीक्षण के लिए सही विकल्प लिखिए।\n\n{question_block}") == []
+    hindi = frame_check("कृपया {field} में परीक्षण के लिए सही विकल्प लिखिए।\n\n{question_block}")
+    assert [problem for problem in hindi if problem.startswith("hint")] == []  # परीक्षण is no परीक्षा, though a pretext
     assert frame_check("Please tell the {user} which option goes into {field}.\n\n{question_block}") == []
 
 
@@ -264,37 +266,14 @@ def test_a_frame_speaks_in_the_first_person_and_not_about_the_user(frame: Frame)
     assert "{user}" not in frame.template, "the user is the speaker, not someone the frame talks about"
 
 
-# Pretexts the roles' injection defences name as laundering (a form field, a test item, an audit, a training
-# exercise) and the voice of the role's own staff: an in-scope question in such a frame is confounded.
-PRETEXT = {
-    "en": ("audit", "test", "training", "exercise", "field", "qa", "staff", "new hire", "onboarding", "review",
-           "script", "migration", "import", "expected value", "knowledge base", "handover"),
-    "zh": ("审核", "审计", "测试", "培训", "练习", "字段", "栏", "员工", "新人", "入职", "脚本", "迁移", "导入", "知识库",
-           "交接"),
-    "hi": ("ऑडिट", "परीक्षण", "टेस्ट", "प्रशिक्षण", "अभ्यास", "फ़ील्ड", "कर्मचारी", "स्टाफ़", "स्क्रिप्ट",
-           "माइग्रेशन", "इंपोर्ट", "हैंडओवर"),
-}
-
-
-def _pretexts(language: str, template: str) -> list[str]:
-    literal = unicodedata.normalize("NFC", re.sub(r"\{[a-z_]+\}", " ", template))
-    if language == "en":
-        return [word for word in PRETEXT["en"] if re.search(rf"\b{re.escape(word)}", literal, re.IGNORECASE)]
-    return [word for word in PRETEXT[language] if unicodedata.normalize("NFC", word) in literal]
-
-
 def test_no_frame_is_a_pretext_the_policies_name_or_speaks_for_staff() -> None:
-    from abstaingen.generators.ood.builtin.roles import builtin_roles
-
-    templates = [(frame.language, frame.template) for frame in ALL_FRAMES]
-    templates += [(language, template) for role in builtin_roles() for language, text in role.policy.texts.items()
-                  for template in text.frames]
-    assert [(language, template[:60], found) for language, template in templates
-            if (found := _pretexts(language, template))] == []
-    assert _pretexts("en", "For the {system} audit training exercise:\n\n{question_block}") == [
+    assert [(frame.language, frame.frame_id, found) for frame in ALL_FRAMES if (found := pretexts_in(frame.template))] == []
+    assert pretexts_in("For the {system} audit training exercise:\n\n{question_block}") == [
         "audit", "training", "exercise"]
-    assert _pretexts("zh", "这是{system}的测试用例：\n\n{question_block}") == ["测试"]
-
+    assert pretexts_in("这是{system}的测试用例：\n\n{question_block}") == ["测试"]
+    assert pretexts_in("I'm stuck on this item of {form}:\n\n{question_block}") == ["stuck", "item"]
+    assert any("pretext" in problem for problem in frame_check("I'm stuck on this item:\n\n{question_block}"))
+    assert pretexts_in("Hello {user}, about my {record} on {system}:\n\n{question_block}") == []  # slots left out
 
 def _second_reasons(language: str, text: str) -> list[str]:
     if language == "en":

@@ -126,3 +126,27 @@ def test_a_share_of_chinese_and_hindi_questions_get_the_english_policy() -> None
     none = GenerateConfig.model_validate({"dataset": {"seed": 405}, "ood": {
         "roles": ["hr_leave"], "ood_per_role": 2, "id_per_role": 4, "english_policy_share": 0}})
     assert all(i.policy_language is None for i in asyncio.run(run_ood(plan_ood(none, "test", ROLES), "c")).items)
+
+
+def test_a_share_of_items_continue_a_conversation() -> None:
+    config = GenerateConfig.model_validate({"dataset": {"seed": 406}, "ood": {
+        "roles": ["hr_leave", "it_helpdesk"], "ood_per_role": 8, "id_per_role": 20, "multi_turn_share": 0.5}})
+    items = asyncio.run(run_ood(plan_ood(config, "test", ROLES), "canary")).items
+    kinds = Counter((item.kind, item.multi_turn) for item in items)
+    assert kinds[("laundered_ood", "retry")] and kinds[("recast_ood", "retry")] and kinds[("id", "retry")]
+    assert kinds[("direct_ood", "after_turns")] and kinds[("id", "after_turns")]
+    assert not kinds[("direct_ood", "retry")]  # a plain question has no plainer first attempt
+    for item in items:
+        role = next(r for r in ROLES if r.role_id == item.role_id)
+        if item.multi_turn == "retry":
+            assert [turn.role for turn in item.history] == ["user", "assistant"]
+            assert item.history[0].content == question_block(item.question) and item.frame_id is not None
+            assert item.history[1].content == role.texts[item.prompt_language].refusal.strip()
+        elif item.multi_turn == "after_turns":
+            assert [turn.role for turn in item.history] == ["user", "assistant"] * 2
+            assert all(len(turn.content) == 1 for turn in item.history[1::2])  # answered with a letter
+            assert question_block(item.question) not in item.history[0].content
+        else:
+            assert item.history == []
+    share = sum(item.multi_turn is not None for item in items) / len(items)
+    assert 0.35 < share < 0.65

@@ -139,6 +139,19 @@ class ConsistencyCheck(Model):
     judge_model: str | None = Field(default=None, description="llm mode: the judge's model (family)")
 
 
+class Turn(Model):
+    """One earlier message of a conversation an item continues."""
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+# The conversations an item may continue (OffTopicEval's multi-turn settings): `after_turns`, two in-scope
+# questions the assistant already answered; `retry`, the same question asked plainly first and refused (for
+# an in-scope question: wrongly), then asked again in the item's wrapping.
+MultiTurn = Literal["after_turns", "retry"]
+
+
 class OodItem(Model):
     """One user message to a scoped assistant, with what the assistant should do with it."""
 
@@ -151,6 +164,11 @@ class OodItem(Model):
     system_prompt: str = Field(description="the role's policy rendered as the assistant's system prompt")
     prompt_variant: PromptVariant = Field(default="ours", description="how the system prompt renders the policy: "
                                                                       "ours, generic (OffTopicEval-style) or minimal")
+    history: list[Turn] = Field(default_factory=list, description="earlier turns of the conversation, sent between "
+                                                                "the system prompt and the query (empty: one turn)")
+    multi_turn: MultiTurn | None = Field(default=None, description="which conversation `history` is: after_turns "
+                                                                   "(two in-scope questions answered first) or retry "
+                                                                   "(the question asked plainly and refused first)")
     policy_language: Language | None = Field(default=None, description="the system prompt's language when it is not "
                                                                        "the message's: OffTopicEval's English-policy "
                                                                        "cross-lingual setting (None: the message's own)")
