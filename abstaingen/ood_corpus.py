@@ -15,12 +15,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from abstaingen.errors import AbstaingenError
 from abstaingen.model.common import Model
 from abstaingen.model.ood import Language
 from abstaingen.ood_scoring import ParsedReply, parse_reply
+from abstaingen.store import read_models
 
 
 class LabelledOodReply(Model):
@@ -46,19 +46,7 @@ class LabelledOodReply(Model):
 
 def read_corpus(path: Path) -> list[LabelledOodReply]:
     """Every line of a corpus file; a malformed line is one error naming the file and the line."""
-    rows = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise AbstaingenError(f"{path}: cannot read the corpus: {exc.strerror}") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(LabelledOodReply.model_validate_json(line))
-        except ValidationError as exc:
-            raise AbstaingenError(f"{path}:{number}: not a labelled reply: {exc.errors()[0]['msg']}") from None
-    return rows
+    return read_models(path, LabelledOodReply, "labelled reply")
 
 
 class CorpusAccuracy(Model):

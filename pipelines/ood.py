@@ -119,7 +119,8 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
     its workflow), and `ood_per_role` bank questions that no earlier release asked the role (`earlier`) and
     that pass the relatedness gate, each asked plainly (direct), framed (laundered) and recast. Every framed or
     recast message must pass its consistency check; `bank_short` counts the questions the bank could not
-    supply. Each question's items share a system prompt variant drawn from `prompt_variants`."""
+    supply, `id_short` the in-scope ones the generator could not. Each question's items share a system prompt
+    variant drawn from `prompt_variants`, and a share of the items continue a conversation (`_conversations`)."""
     tallies = _Tallies()
     provenance = Provenance(backend={"ood": generator.name}, seed=plan.seed, code_version=plan.code_version,
                             created_at=plan.created_at, config_fingerprint=plan.fingerprint,
@@ -183,8 +184,10 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
             written[question.question_id].append(question)
         before = len(chosen)
         for question_id, group in written.items():
+            if len(chosen) >= ood.id_per_role:
+                break
             reason = ("asked_in_earlier_release" if any(question_block(q) in shown for q in group) else
-                      "repeated_in_release" if question_id in chosen or len(chosen) >= ood.id_per_role else None)
+                      "repeated_in_release" if question_id in chosen else None)
             tallies.count("fresh", reason)
             if reason is None:
                 chosen[question_id] = group

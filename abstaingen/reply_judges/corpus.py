@@ -18,13 +18,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from abstaingen.config import load_config
-from abstaingen.errors import AbstaingenError
 from abstaingen.model import Deliverable
 from abstaingen.model.common import Model
 from abstaingen.reply_judges import ReplyInput, ReplyJudge, ReplyVerdict, get_judge
+from abstaingen.store import read_models
 
 
 class LabelledReply(Model):
@@ -114,15 +114,7 @@ def measured_accuracy() -> str:
 
 
 def load_corpus(path: Path) -> list[LabelledReply]:
-    rows = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(LabelledReply.model_validate_json(line))
-        except ValidationError as exc:
-            raise AbstaingenError(f"{path}:{number}: not a labelled reply: {exc.errors()[0]['msg']}") from None
-    return rows
+    return read_models(path, LabelledReply, "labelled reply")
 
 
 async def evaluate(judge: ReplyJudge, rows: list[LabelledReply]) -> CorpusReport:
