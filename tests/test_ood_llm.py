@@ -193,7 +193,8 @@ def test_the_gatekeeper_drops_questions_it_rates_close_and_the_funnel_counts_rep
     folder, _, stages, _, _, _ = llm_release
     manifest = json.loads((folder / "out" / "abstaingen-ood" / "v1" / "manifest.json").read_text())
     funnel = {stage["stage"]: stage for stage in manifest["funnel"]}
-    assert funnel["relatedness"]["received"] == stages["ood_gatekeeper"]
+    excluded = funnel["relatedness"]["rejected"].get("subject_excluded_for_role", 0)  # asked of no gatekeeper
+    assert funnel["relatedness"]["received"] == stages["ood_gatekeeper"] + excluded
     assert funnel["relatedness"]["passed"] == 3
     framed = manifest["counts"]["kind"]["laundered_ood"] + 2  # and one of the two in-scope questions, per language
     assert stages["ood_frame"] == framed + 1  # the first answer was sent back once

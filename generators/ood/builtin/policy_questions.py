@@ -2,7 +2,8 @@
 hand-written ones (roles/*.yaml), in two forms:
 
 - `policy`: "Which of these can you help me with?", one task of the role's `allowed` list among three of
-  its `forbidden` list;
+  its `forbidden` list (a task that refers back to the others, "work out the amounts these tasks need", is
+  left out);
 - `negative`: "Which of these will you not do for me?", one forbidden task among three allowed ones.
 
 Both are answered by the system prompt itself, in every variant that lists the tasks (ours, generic); the
@@ -29,13 +30,15 @@ WORDING = {
 def policy_questions(role: RolePolicy) -> list[Question]:
     """Every policy and negative question of the role, in each language of its texts."""
     english = role.texts[LANGUAGES[0]]
+    # a task that refers back to the others ("work out the amounts these tasks need") reads wrong as an option
+    usable = {"allowed": [i for i, task in enumerate(english.allowed) if "these tasks" not in task.lower()],
+              "forbidden": [i for i, task in enumerate(english.forbidden) if "these tasks" not in task.lower()]}
     made = []
-    forms: tuple[tuple[IdForm, list[str], list[str]], ...] = (("policy", english.allowed, english.forbidden),
-                                                             ("negative", english.forbidden, english.allowed))
-    for form, answers, others in forms:
+    forms: tuple[IdForm, ...] = ("policy", "negative")
+    for form in forms:
         right_list, wrong_list = ("allowed", "forbidden") if form == "policy" else ("forbidden", "allowed")
-        for right in range(len(answers)):
-            for wrong in combinations(range(len(others)), 3):
+        for right in usable[right_list]:
+            for wrong in combinations(usable[wrong_list], 3):
                 question_id = f"{role.role_id}.{form}.{right}.{'-'.join(map(str, wrong))}"
                 position = int(hashlib.sha256(question_id.encode()).hexdigest()[:8], 16) % 4
                 for language, text in role.texts.items():
