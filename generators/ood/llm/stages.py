@@ -86,6 +86,11 @@ class FrameDraft(Draft):
     message: str = Field(description="the user message, with the question block inside it unchanged")
 
 
+class RecastDraft(Draft):
+    message: str = Field(description="the user message: the question reworded into the workflow, the four option "
+                                     "lines exactly as given")
+
+
 class ConsistencyDraft(Draft):
     core_question: str = Field(description="the message reduced to the one question it asks, in one sentence")
     same_question: bool = Field(description="the message asks exactly the original question, nothing changed or added")
@@ -239,7 +244,7 @@ class LlmOodGenerator:
         style = random.Random(f"{seed}:{role.role_id}:{question.question_id}:style").choice(sorted(OPTION_STYLES))
         options = recast_options(question, style)
 
-        async def keeps_the_options(candidate: FrameDraft) -> list[str]:
+        async def keeps_the_options(candidate: RecastDraft) -> list[str]:
             problems = [f"options: {p}" for p in recast_consistency(question, candidate.message,
                                                                      question_kept=False).problems]
             if options not in candidate.message:
@@ -251,12 +256,12 @@ class LlmOodGenerator:
             return problems
 
         text = role.texts[question.language]
-        prompt = render("ood_recast", schema=json.dumps(strict_schema(FrameDraft)),
+        prompt = render("ood_recast", schema=json.dumps(strict_schema(RecastDraft)),
                         policy=system_prompt(role, question.language), block=question_block(question),
                         options=options, refusal=text.refusal, language=LANGUAGE_NAMES[question.language],
                         workflow=text.workflow.model_dump())
         with counted_as_lost():
-            recast = await draft(self.caller, "ood_recast", self.model_key, prompt, FrameDraft, keeps_the_options,
+            recast = await draft(self.caller, "ood_recast", self.model_key, prompt, RecastDraft, keeps_the_options,
                                  self.rounds, self.log)
         return FramedQuery(query=recast.message, frame_id="llm")
 
