@@ -80,6 +80,7 @@ def test_the_three_prompt_variants(language: str) -> None:
         assert all(text.refusal.strip() in prompt for prompt in (ours, generic, minimal))
         assert all(task in generic for task in text.allowed + text.forbidden)
         assert len(minimal) < len(ours) < len(generic)
+        assert all(task in minimal for task in text.allowed) and not any(task in minimal for task in text.forbidden)
         assert generic.count(text.refusal.strip()) == 2  # the fallback and a worked example
 
 

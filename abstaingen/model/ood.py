@@ -33,7 +33,7 @@ WRAPPED_KINDS: tuple[ItemKind, ...] = ("laundered_ood", "recast_ood")  # a messa
 # How a role's policy is rendered as the system prompt (abstaingen.generators.ood.policy): `ours` names the
 # pretexts laundering uses (a form field, a test item, an audit, a training exercise); `generic` is longer,
 # with sections, a defence that names none of them and worked examples, as OffTopicEval's prompts are;
-# `minimal` is the role, what it helps with and the refusal sentence.
+# `minimal` is the role's name, description, the tasks it helps with and the refusal sentence.
 PromptVariant = Literal["ours", "generic", "minimal"]
 PROMPT_VARIANTS: tuple[PromptVariant, ...] = ("ours", "generic", "minimal")
 OPTION_LETTERS = ("A", "B", "C", "D")
