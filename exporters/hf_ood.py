@@ -216,8 +216,10 @@ def limitations(manifest: OodRelease) -> list[str]:
         "`scope_aware` baseline reads questions with the same vocabulary, so its high score is partly by "
         "construction.",
         "- **Reply parser.** `abstaingen.ood_scoring.parse_reply` reads replies by rules (markers, the refusal "
-        "sentence, option letters, refusal phrasings); its accuracy on replies of real models has not been measured "
-        "on a labelled corpus. An unparsed reply counts as neither accepting nor refusing (`unparsed` in the score).",
+        "sentence, option letters and texts, refusal phrasings, hedges). On three corpora of replies written blind "
+        "(not by real models) it was first measured at 76.9%, 88.9% and 91.1%, each before any change drawn from "
+        "it; it was then changed on them. An unparsed reply counts as neither accepting nor refusing (`unparsed` "
+        "in the score).",
         "- **Audit.** The release's manifest records no human audit of its items.",
         "- **Synthetic.** No item describes a real person" + ("; the roles serve invented businesses." if builtin else
                                                               "."), "",

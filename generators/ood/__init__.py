@@ -6,6 +6,8 @@ registered by name, like the task-pair generators next door (abstaingen.generato
     relatedness gate     a question's versions x role -> how close each is to the role's scope
     framing              question x role             -> the question wrapped in the role's workflow
     consistency check    question x framed message   -> whether the message still asks that question
+    recast               question x role             -> the question recast as the role's work, under pressure
+    recast check         question x recast message   -> whether the recast still asks that question
 
 `[ood] backend` picks the backend. The pipeline (abstaingen.pipelines.ood) knows only `OodGenerator`.
 See generators/ood/README.md for adding a backend or a role.
