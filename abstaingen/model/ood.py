@@ -142,8 +142,8 @@ class ConsistencyCheck(Model):
 class Turn(Model):
     """One earlier message of a conversation an item continues."""
 
-    role: Literal["user", "assistant"]
-    content: str
+    role: Literal["user", "assistant"] = Field(description="who sent it: the user or the assistant")
+    content: str = Field(description="the message's text")
 
 
 # The conversations an item may continue (OffTopicEval's multi-turn settings): `after_turns`, two in-scope
