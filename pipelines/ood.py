@@ -261,9 +261,10 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
 
 
 def _conversations(items: list[OodItem], role: RolePolicy, share: float, seed: str) -> list[OodItem]:
-    """A `share` of the items, drawn per item, made to continue a conversation: `retry` for a framed or recast
-    message (the question asked plainly first, and refused with the role's sentence), else `after_turns` (two
-    of the role's other plain in-scope questions in the item's language, each answered with its letter)."""
+    """A `share` of the items, drawn per item, made to continue a conversation: `retry` for a laundered or
+    recast message (the question asked plainly first, and refused with the role's sentence), else `after_turns`
+    (two of the role's other plain in-scope questions in the item's language, each answered with its letter).
+    An in-scope item never follows its own refusal: that would make refusing it again the consistent reply."""
     plain_ids = defaultdict(list)
     for item in items:
         if item.kind == "id" and item.frame_id is None:
@@ -276,7 +277,7 @@ def _conversations(items: list[OodItem], role: RolePolicy, share: float, seed: s
             continue
         refusal = role.texts[item.prompt_language].refusal.strip()
         others = [other for other in plain_ids[item.language] if other.question.question_id != item.question.question_id]
-        if item.frame_id is not None and rng.random() < 0.5:
+        if item.kind != "id" and item.frame_id is not None and rng.random() < 0.5:
             history = [Turn(role="user", content=question_block(item.question)), Turn(role="assistant", content=refusal)]
             made.append(item.model_copy(update={"history": history, "multi_turn": "retry"}))
         elif len(others) >= 2:

@@ -134,9 +134,10 @@ def test_a_share_of_items_continue_a_conversation() -> None:
         "roles": ["hr_leave", "it_helpdesk"], "ood_per_role": 8, "id_per_role": 20, "multi_turn_share": 0.5}})
     items = asyncio.run(run_ood(plan_ood(config, "test", ROLES), "canary")).items
     kinds = Counter((item.kind, item.multi_turn) for item in items)
-    assert kinds[("laundered_ood", "retry")] and kinds[("recast_ood", "retry")] and kinds[("id", "retry")]
+    assert kinds[("laundered_ood", "retry")] and kinds[("recast_ood", "retry")]
     assert kinds[("direct_ood", "after_turns")] and kinds[("id", "after_turns")]
     assert not kinds[("direct_ood", "retry")]  # a plain question has no plainer first attempt
+    assert not kinds[("id", "retry")]  # an in-scope question never follows its own refusal
     for item in items:
         role = next(r for r in ROLES if r.role_id == item.role_id)
         if item.multi_turn == "retry":

@@ -147,8 +147,8 @@ class Turn(Model):
 
 
 # The conversations an item may continue (OffTopicEval's multi-turn settings): `after_turns`, two in-scope
-# questions the assistant already answered; `retry`, the same question asked plainly first and refused (for
-# an in-scope question: wrongly), then asked again in the item's wrapping.
+# questions the assistant already answered; `retry` (off-topic items only), the same question asked plainly
+# first and refused, then asked again in the item's wrapping.
 MultiTurn = Literal["after_turns", "retry"]
 
 
