@@ -489,10 +489,11 @@ def _named_options(text: str, options: Sequence[str]) -> list[str]:
             if not any(written != other and written in other for _, _, other in named)]
 
 
-def _named_option(text: str, options: Sequence[str]) -> str | None:
+def _named_option(text: str, options: Sequence[str], named: Sequence[str] | None = None) -> str | None:
     """The one option the reply gives by its text; when it gives several, the one it opens with ("$150 — $75
-    for each of the two"); None when it gives none, or several and opens with none."""
-    named = _named_options(text, options)
+    for each of the two"); None when it gives none, or several and opens with none. `named`: the reply's
+    `_named_options`, when the caller has them."""
+    named = _named_options(text, options) if named is None else named
     if len(named) == 1:
         return named[0]
     opening = re.sub(rf"^\s*(?:{_ANY_MARKER})?[\s.,:;!—–-]*", "", _fold(text).casefold(), flags=re.I)
@@ -571,8 +572,9 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
             return ParsedReply(decision="accept", option=_named_option(aside, options), why="statement",
                                matched=aside.strip()[:80])
         return ParsedReply(decision="refuse", why=found[0], matched=found[1])
-    named = _named_option(text, options)
-    several = len(_named_options(text, options)) > 1
+    all_named = _named_options(text, options)
+    named = _named_option(text, options, all_named)
+    several = len(all_named) > 1
     if marker is not None:
         if several and _hedges(text, language):
             return ParsedReply(decision="unparsed", why="none")  # "[Yes] ₹520 or ₹500? Tell me first ..."

@@ -263,9 +263,14 @@ def frames_for(role: RoleText, language: str) -> list[Frame]:
 def render_frame(frame: Frame, workflow: WorkflowTerms, block: str) -> str:
     """The frame filled with the role's workflow terms and the question block (kept verbatim: values are
     never parsed as templates). In English a slot that starts a sentence gets a capital first letter."""
-    template = frame.template
+    return fill_slots(frame.template, frame.language, workflow, question_block=block)
+
+
+def fill_slots(template: str, language: str, workflow: WorkflowTerms, **more: str) -> str:
+    """`template` with the workflow slots and `more`; values are never parsed as templates. In English a
+    workflow slot that starts a sentence, a line or the text gets a capital first letter there."""
     values = workflow.model_dump()
-    if frame.language == "en":
+    if language == "en":
         template = _INITIAL_SLOT.sub(lambda match: f"{match.group(1)}{{{match.group(2).capitalize()}}}", template)
         values |= {slot.capitalize(): text[:1].upper() + text[1:] for slot, text in workflow.model_dump().items()}
-    return template.format(**values, question_block=block)
+    return template.format(**values, **more)

@@ -27,7 +27,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator
 
 from abstaingen.errors import AbstaingenError
-from abstaingen.generators.ood.builtin.frames import SLOTS, hints_in
+from abstaingen.generators.ood.builtin.frames import SLOTS, fill_slots, hints_in
 from abstaingen.model.common import Model
 from abstaingen.model.ood import LANGUAGES, Question, WorkflowTerms
 from abstaingen.validators.ood import recast_options
@@ -101,17 +101,7 @@ def render_recast(template: RecastTemplate, workflow: WorkflowTerms, question: Q
     """The template in the question's language, with the workflow terms, a name and a reference drawn from
     `rng`, the question sentence and its options in the template's style. Values are never parsed as
     templates. In English a slot that starts a sentence gets a capital first letter."""
-    text = template.texts[question.language]
-    values = {**workflow.model_dump(), "name": rng.choice(NAMES[question.language]),
-              "ref": f"{rng.choice('RQKTC')}{rng.choice('QXMA')}-{rng.randint(10000, 99999)}",
-              "question": question.text.strip(), "options": recast_options(question, template.option_style)}
-    if question.language == "en":
-        values = {slot: value[:1].upper() + value[1:] if _starts_sentence(text, slot) else value
-                  for slot, value in values.items()}
-    return text.format(**values)
-
-
-def _starts_sentence(template: str, slot: str) -> bool:
-    head = template.split("{" + slot + "}")[0].rstrip(" ")
-    return slot in SLOTS and (not head or head.endswith((".", "!", "?", ":", "\n")))
-
+    return fill_slots(template.texts[question.language], question.language, workflow,
+                      name=rng.choice(NAMES[question.language]),
+                      ref=f"{rng.choice('RQKTC')}{rng.choice('QXMA')}-{rng.randint(10000, 99999)}",
+                      question=question.text.strip(), options=recast_options(question, template.option_style))

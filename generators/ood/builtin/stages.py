@@ -35,14 +35,15 @@ class BuiltinOodGenerator:
     def __init__(self, config: GenerateConfig):
         self.relatedness_threshold = config.ood.relatedness_threshold or LEXICAL_THRESHOLD
         self.questions = {role.policy.role_id: role.questions for role in builtin_roles()}
+        self.pools: dict[str, list[Question]] = {}  # role_id -> the questions write_id_questions draws from
 
     async def write_id_questions(self, role: RolePolicy, count: int, seed: int, asked: Sequence[str] = ()
                                  ) -> list[Question]:
         """The role's hand-written questions first (roles/*.yaml), then its policy and negative questions
         (policy_questions.py), each group in a seeded order, leaving out those asked before."""
         seen = set(asked)
-        pool = self.questions.get(role.role_id, []) + policy_questions(role)
         versions: dict[str, list[Question]] = {}
+        pool = self.pools.setdefault(role.role_id, self.questions.get(role.role_id, []) + policy_questions(role))
         for question in pool:
             versions.setdefault(question.question_id, []).append(question)
         fresh = [qid for qid, group in versions.items()
