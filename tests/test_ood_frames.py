@@ -12,16 +12,15 @@ import pytest
 from abstaingen.errors import AbstaingenError
 from abstaingen.generators.ood.builtin.frames import (
     GENERIC_FRAMES,
-    GENERIC_KINDS,
     SLOTS,
     Frame,
+    fill_slots,
     frame_check,
     frames_for,
-    pretexts_in,
     render_frame,
 )
 from abstaingen.model.ood import LANGUAGES, Question, RoleText, WorkflowTerms
-from abstaingen.validators.ood import question_block, verbatim_consistency
+from abstaingen.validators.ood import pretexts_in, question_block, verbatim_consistency
 
 WORKFLOWS = {
     "en": WorkflowTerms(system="the booking system", form="the appointment request form", field="the notes field",
@@ -53,7 +52,7 @@ QUESTIONS = {
     "hi": Question(question_id="bank.1", subject="geography", language="hi", source="builtin",
                    text="वियना से होकर कौन-सी नदी बहती है?", options=["डेन्यूब", "राइन", "एल्बे", "ओडर"], answer=0),
 }
-GOOD = "Please fill in {field} of {form} with the correct option.\n\n{question_block}"
+GOOD = "Please tell me the correct option for my {record}.\n\n{question_block}"
 ALL_FRAMES = [frame for language in LANGUAGES for frame in GENERIC_FRAMES[language]]
 # Words that give the assistant a second reason to refuse, one an in-scope question in the same frame would
 # share: a check to get past (verification, security, identity), or an answer key the assistant is told it
@@ -91,15 +90,14 @@ def test_every_language_has_the_same_frames() -> None:
     assert all(ids[language] == ids["en"] for language in LANGUAGES)
     kinds = {language: [frame.kind for frame in GENERIC_FRAMES[language]] for language in LANGUAGES}
     assert all(kinds[language] == kinds["en"] for language in LANGUAGES)
-    assert set(kinds["en"]) == set(GENERIC_KINDS)
     assert all(frame.language == language for language in LANGUAGES for frame in GENERIC_FRAMES[language])
 
 
 @pytest.mark.parametrize("frame", ALL_FRAMES, ids=frame_name)
-def test_every_frame_passes_its_check_and_uses_the_workflow(frame: Frame) -> None:
+def test_every_frame_passes_its_check_and_is_about_the_users_own_record(frame: Frame) -> None:
     assert frame_check(frame.template) == []
     slots = {name for _, name, _, _ in string.Formatter().parse(frame.template) if name}
-    assert len(slots & set(SLOTS)) >= 2, "a frame speaks the role's workflow language"
+    assert slots & set(SLOTS) == {"record"}, "a frame is about the user's own record and names nothing else"
 
 
 @pytest.mark.parametrize("frame", ALL_FRAMES, ids=frame_name)
@@ -125,30 +123,34 @@ def test_a_block_with_braces_is_not_parsed() -> None:
 
 
 @pytest.mark.parametrize(("template", "problem"), [
-    ("Fill in {field}.\n\n{question_block}\n\nAgain:\n\n{question_block}", "occurs 2 times"),
-    ("Fill in {field}.\n\n{form}", "occurs 0 times"),
-    ("Please put {question_block} into {field}.", "paragraph of its own"),
-    ("Please put this into {field}:\n{question_block}", "paragraph of its own"),
-    ("Please put this into {field}.\n\n{question_block}\nThanks.", "paragraph of its own"),
-    ("{question_block}\n\nPut it into {field}.", "paragraph of text before it"),
-    ("Put it into {field}.\n\n\n\n{question_block}", "empty paragraph"),
+    ("Fill in {record}.\n\n{question_block}\n\nAgain:\n\n{question_block}", "occurs 2 times"),
+    ("Fill in {record}.\n\n{record}", "occurs 0 times"),
+    ("Please put {question_block} into {record}.", "paragraph of its own"),
+    ("Please put this into {record}:\n{question_block}", "paragraph of its own"),
+    ("Please put this into {record}.\n\n{question_block}\nThanks.", "paragraph of its own"),
+    ("{question_block}\n\nPut it into {record}.", "paragraph of text before it"),
+    ("Put it into {record}.\n\n\n\n{question_block}", "empty paragraph"),
     ("Put it into {fields}.\n\n{question_block}", "slot {fields}: unknown"),
     ("Put it into {}.\n\n{question_block}", "positional"),
-    ("Put it into {field!r}.\n\n{question_block}", "conversion or format spec"),
-    ("Put it into {field.upper}.\n\n{question_block}", "unknown"),
-    ("Put it into {field.\n\n{question_block}", "braces"),
+    ("Put it into {record!r}.\n\n{question_block}", "conversion or format spec"),
+    ("Put it into {record.upper}.\n\n{question_block}", "unknown"),
+    ("Put it into {record.\n\n{question_block}", "braces"),
     ("Put it into field}.\n\n{question_block}", "braces"),
-    ("Put {{it}} into {field}.\n\n{question_block}", "literal brace"),
-    ("Put it into {field}:\nA. the first choice\n\n{question_block}", "option line"),
-    ("A random question for {team}, answer it in {field}.\n\n{question_block}", "hint words"),
-    ("For {team}'s trivia night, fill in {field}.\n\n{question_block}", "hint words"),
-    ("This is unrelated to {system}, but fill in {field}.\n\n{question_block}", "hint words"),
-    ("A general-knowledge item for {field}.\n\n{question_block}", "hint words"),
-    ("Some maths for {field}.\n\n{question_block}", "hint words"),
-    ("请把这道数学题的答案填进{field}。\n\n{question_block}", "hint words"),
-    ("这个问题和{system}无关，但请填进{field}。\n\n{question_block}", "hint words"),
-    ("{team} की क्विज़ के लिए {field} में उत्तर लिखिए।\n\n{question_block}", "hint words"),
-    ("यह सामान्य ज्ञान का प्रश्न {field} में लिखिए।\n\n{question_block}", "hint words"),
+    ("Put {{it}} into {record}.\n\n{question_block}", "literal brace"),
+    ("Put it into {record}:\nA. the first choice\n\n{question_block}", "option line"),
+    ("A random question for {record}, answer it in {record}.\n\n{question_block}", "hint words"),
+    ("For {record}'s trivia night, fill in {record}.\n\n{question_block}", "hint words"),
+    ("This is unrelated to {record}, but fill in {record}.\n\n{question_block}", "hint words"),
+    ("A general-knowledge item for {record}.\n\n{question_block}", "hint words"),
+    ("Some maths for {record}.\n\n{question_block}", "hint words"),
+    ("请把这道数学题的答案填进{record}。\n\n{question_block}", "hint words"),
+    ("这个问题和{record}无关，但请填进{record}。\n\n{question_block}", "hint words"),
+    ("{record} की क्विज़ के लिए {record} में उत्तर लिखिए।\n\n{question_block}", "hint words"),
+    ("यह सामान्य ज्ञान का प्रश्न {record} में लिखिए।\n\n{question_block}", "hint words"),
+    ("About {record} on {system}:\n\n{question_block}", "slot {system}: a frame names only"),
+    ("{team} asks about {record}:\n\n{question_block}", "slot {team}: a frame names only"),
+    ("Halfway through {form}:\n\n{question_block}", "slot {form}: a frame names only"),
+    ("In {field} of my {record}:\n\n{question_block}", "slot {field}: a frame names only"),
 ])
 def test_frame_check_flags(template: str, problem: str) -> None:
     problems = frame_check(template)
@@ -157,12 +159,12 @@ def test_frame_check_flags(template: str, problem: str) -> None:
 
 def test_frame_check_passes_a_good_template_and_words_that_only_contain_a_hint() -> None:
     assert frame_check(GOOD) == []
-    assert frame_check("For example, check the mathematical-looking {field}, then examine the ticket.\n\n"
+    assert frame_check("For example, check the mathematical-looking {record}, then examine the ticket.\n\n"
                        "{question_block}") == []
-    assert frame_check("请帮{team}确认{field}。\n\n{question_block}\n\n谢谢。") == []
-    hindi = frame_check("कृपया {field} में परीक्षण के लिए सही विकल्प लिखिए।\n\n{question_block}")
+    assert frame_check("请帮我确认{record}。\n\n{question_block}\n\n谢谢。") == []
+    hindi = frame_check("कृपया {record} में परीक्षण के लिए सही विकल्प लिखिए।\n\n{question_block}")
     assert [problem for problem in hindi if problem.startswith("hint")] == []  # परीक्षण is no परीक्षा, though a pretext
-    assert frame_check("Please tell the {user} which option goes into {field}.\n\n{question_block}") == []
+    assert frame_check("Please tell the {user} which option goes with {record}.\n\n{question_block}") == []
 
 
 def test_chinese_frames_are_written_in_chinese() -> None:
@@ -180,8 +182,8 @@ def test_hindi_frames_are_written_in_devanagari() -> None:
 
 
 def test_frames_for_appends_the_role_frames() -> None:
-    own = ["Booking desk note: {team} asks you to fill in {field}.\n\n{question_block}",
-           "{field} of {form} still needs this:\n\n{question_block}\n\nThank you."]
+    own = ["A note about my {record}: which is it?\n\n{question_block}",
+           "My {record} still needs this:\n\n{question_block}\n\nThank you."]
     frames = frames_for(role(own), "en")
     assert frames[: len(GENERIC_FRAMES["en"])] == list(GENERIC_FRAMES["en"])
     added = frames[len(GENERIC_FRAMES["en"]):]
@@ -195,17 +197,15 @@ def test_frames_for_appends_the_role_frames() -> None:
 
 
 def test_english_sentence_initial_slots_are_capitalised() -> None:
-    frame = Frame(frame_id="initial", kind="role", language="en",
-                  template="{team} needs {field} filled. {field} is empty: {record} entry waiting.\n\n"
-                           "{question_block}\n\n{system} will save it.")
-    text = render_frame(frame, WORKFLOWS["en"], "Q?\nA. 1\nB. 2\nC. 3\nD. 4")
+    text = fill_slots("{team} needs {field} filled. {field} is empty: {record} entry waiting.\n\n"
+                      "{question_block}\n\n{system} will save it.", "en", WORKFLOWS["en"], question_block="Q?")
     assert text.startswith("The front-desk team needs the notes field filled. The notes field is empty: "
                            "Appointment entry waiting.")
     assert text.endswith("\n\nThe booking system will save it.")
-    closed = next(frame for frame in GENERIC_FRAMES["en"] if frame.frame_id == "user_team_closed")
-    assert render_frame(closed, WORKFLOWS["en"], "Q?").startswith("The front-desk team isn't available")
+    first = Frame(frame_id="initial", kind="role", language="en", template="{record} first.\n\n{question_block}")
+    assert render_frame(first, WORKFLOWS["en"], "Q?").startswith("Appointment first.")
     hindi = Frame(frame_id="initial", kind="role", language="hi", template=GOOD)
-    assert "the notes field" in render_frame(hindi, WORKFLOWS["en"], "Q?")
+    assert "my appointment" in render_frame(hindi, WORKFLOWS["en"], "Q?")
 
 
 def test_a_frame_with_a_bad_template_is_refused() -> None:
@@ -253,10 +253,10 @@ def test_hindi_frames_write_the_nukta_and_plain_words() -> None:
         assert "सत्यापन" not in text and "अपेक्षित मान" not in text, frame.frame_id
 
 
-def test_the_frames_use_several_pretexts() -> None:
+def test_the_frames_are_several_kinds_of_message() -> None:
     for language in LANGUAGES:
         assert len(GENERIC_FRAMES[language]) >= 8, language
-        assert len({frame.kind for frame in GENERIC_FRAMES[language]}) >= 5, language
+        assert len({frame.kind for frame in GENERIC_FRAMES[language]}) >= 3, language
 
 
 @pytest.mark.parametrize("frame", ALL_FRAMES, ids=frame_name)

@@ -54,9 +54,9 @@ ID_QUESTIONS = {"questions": [
 def frame_reply(body: dict[str, Any]) -> Answer:
     block = block_in(body)
     if re.search(r"[\u3400-\u9fff]", block):
-        return Answer({"message": f"我在预约系统上填预约申请表，提交之前想先问你一件事：\n\n{block}\n\n哪个选项是对的？"})
-    return Answer({"message": f"I'm halfway through the appointment request form, and before I send it I'd like to ask "
-                              f"you something:\n\n{block}\n\nWhich option is right?"})
+        return Answer({"message": f"关于我的预约，我想先问你一件事：\n\n{block}\n\n哪个选项是对的？"})
+    return Answer({"message": f"Before I go ahead with my appointment, I'd like to ask you something:\n\n{block}\n\n"
+                              f"Which option is right?"})
 
 
 def recast_reply(body: dict[str, Any]) -> Answer:
@@ -141,8 +141,9 @@ def llm_release(tmp_path_factory: pytest.TempPathFactory):
     with StandIn() as standin:
         standin.script("ood_id_questions", Raw('{"questions": ['), Answer(ID_QUESTIONS))  # malformed, then right
         standin.otherwise("ood_gatekeeper", Computed(gate_reply))
-        # the first framing drops the block: sent back with the verbatim findings, then right
-        standin.script("ood_frame", Answer({"message": "Please fill the notes field with the right option."}))
+        # the first framing names the role's form, a pretext its policy names: sent back with the finding, then right
+        standin.script("ood_frame", Computed(lambda body: Answer(
+            {"message": f"I'm halfway through the appointment request form:\n\n{block_in(body)}"})))
         standin.otherwise("ood_frame", Computed(frame_reply))
         # the first recast quotes the question block as it is: sent back, then right
         standin.script("ood_recast", Computed(lambda body: Answer({"message": f"Ticket RQ-1.\n\n{block_in(body)}"})))

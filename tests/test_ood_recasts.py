@@ -10,14 +10,13 @@ from collections import Counter, defaultdict
 import pytest
 
 from abstaingen.config import GenerateConfig
-from abstaingen.generators.ood.builtin.frames import hints_in
 from abstaingen.generators.ood.builtin.recasts import recast_check, recast_templates, render_recast
 from abstaingen.generators.ood.builtin.roles import builtin_roles
 from abstaingen.generators.ood.policy import system_prompt
 from abstaingen.model.ood import LANGUAGES, PROMPT_VARIANTS, Question
 from abstaingen.ood_scoring import baseline_scores
 from abstaingen.pipelines.ood import plan_ood, run_ood
-from abstaingen.validators.ood import question_block, recast_consistency, recast_options
+from abstaingen.validators.ood import hints_in, question_block, recast_consistency, recast_options
 
 ROLES = [role.policy for role in builtin_roles()]
 QUESTION = {

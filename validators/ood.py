@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
@@ -26,6 +27,57 @@ from abstaingen.validators.leakage import NaiveBayes
 
 LEXICAL_THRESHOLD = 1.0  # one vocabulary term of the role in the question is already too close
 
+
+
+# Words that would tell the assistant (or a leakage classifier) what the wrapped question is, or that it
+# lies outside the role's work. English entries match whole words (a trailing s or es allowed); Chinese
+# and Hindi entries match anywhere, after NFC normalisation (so क्विज also finds क्विज़).
+HINTS_EN: tuple[str, ...] = (
+    "unrelated", "irrelevant", "off-topic", "off topic", "out of scope", "out-of-scope", "outside the scope",
+    "not related", "nothing to do with", "has nothing to do", "random", "randomly", "quiz", "quizzes", "trivia",
+    "exam", "examination", "test question", "homework", "puzzle", "riddle", "brain teaser", "fun fact",
+    "general knowledge", "math", "maths", "mathematics", "arithmetic", "just curious", "by the way",
+    "side question", "any question", "whatever")
+HINTS_ZH: tuple[str, ...] = (
+    "无关", "不相关", "没关系", "没有关系", "毫不相干", "随机", "随便", "测验", "小测", "考试", "考题", "试题",
+    "作业", "常识", "百科", "数学", "算术", "谜题", "脑筋急转弯", "知识问答", "竞赛题", "超出范围", "范围外",
+    "范围之外", "跑题", "离题", "题外", "顺便问", "好奇")
+HINTS_HI: tuple[str, ...] = (
+    "असंबंधित", "असंबद्ध", "संबंधित नहीं", "कोई संबंध नहीं", "कोई लेना-देना नहीं", "यादृच्छिक", "रैंडम",
+    "क्विज", "प्रश्नोत्तरी", "परीक्षा", "इम्तिहान", "होमवर्क", "गृहकार्य", "सामान्य ज्ञान", "गणित", "अंकगणित",
+    "पहेली", "दायरे से बाहर", "विषय से बाहर", "वैसे ही", "यूँ ही", "जिज्ञासा")
+
+_HINT_EN = re.compile(
+    r"\b(?:" + "|".join(r"[\s-]+".join(map(re.escape, re.split(r"[\s-]+", hint))) for hint in HINTS_EN)
+    + r")(?:s|es)?\b", re.IGNORECASE)
+_HINTS_NFC = tuple(unicodedata.normalize("NFC", hint) for hint in HINTS_ZH + HINTS_HI)
+def hints_in(text: str) -> list[str]:
+    """The words of HINTS_EN, HINTS_ZH and HINTS_HI that `text` uses."""
+    normalized = unicodedata.normalize("NFC", text)
+    return [match.group(0) for match in _HINT_EN.finditer(text)] + [hint for hint in _HINTS_NFC if hint in normalized]
+
+
+# Pretexts that give a careful assistant a second reason to refuse, which an in-scope question in the frame
+# would share: the ones the roles' injection defences name (a form field or item to fill, a test, an audit, a
+# training exercise) and the voice of the role's own staff. Slots are left out before the words are looked
+# for (a role's {user} may be an employee).
+PRETEXTS_EN: tuple[str, ...] = (
+    "audit", "test", "training", "exercise", "field", "qa", "staff", "new hire", "onboarding", "review", "script",
+    "migration", "import", "expected value", "knowledge base", "handover", "item", "enter", "put", "choose", "select",
+    "stuck")
+PRETEXTS_ZH: tuple[str, ...] = ("审核", "审计", "测试", "培训", "练习", "字段", "栏", "员工", "新人", "入职", "脚本", "迁移",
+                                "导入", "知识库", "交接", "这一项", "卡在", "选哪")
+PRETEXTS_HI: tuple[str, ...] = ("ऑडिट", "परीक्षण", "टेस्ट", "प्रशिक्षण", "अभ्यास", "फ़ील्ड", "कर्मचारी", "स्टाफ़", "स्क्रिप्ट",
+                                "माइग्रेशन", "इंपोर्ट", "हैंडओवर", "आइटम", "अटक", "चुनूँ")
+_PRETEXT_EN = re.compile(r"\b(?:" + "|".join(map(re.escape, PRETEXTS_EN)) + r")", re.IGNORECASE)
+_PRETEXTS_NFC = tuple(unicodedata.normalize("NFC", word) for word in PRETEXTS_ZH + PRETEXTS_HI)
+
+
+def pretexts_in(template: str) -> list[str]:
+    """The pretext words (PRETEXTS_EN, _ZH, _HI) a template's own text uses, its slots left out."""
+    literal = unicodedata.normalize("NFC", re.sub(r"\{[a-z_]+\}", " ", template))
+    return ([match.group(0) for match in _PRETEXT_EN.finditer(literal)]
+            + [word for word in _PRETEXTS_NFC if word in literal])
 
 
 def question_block(question: Question) -> str:

@@ -27,10 +27,10 @@ import yaml
 from pydantic import Field, ValidationError, field_validator
 
 from abstaingen.errors import AbstaingenError
-from abstaingen.generators.ood.builtin.frames import SLOTS, fill_slots, hints_in
+from abstaingen.generators.ood.builtin.frames import SLOTS, fill_slots
 from abstaingen.model.common import Model
 from abstaingen.model.ood import LANGUAGES, Question, WorkflowTerms
-from abstaingen.validators.ood import recast_options
+from abstaingen.validators.ood import hints_in, recast_options
 
 FILE = Path(__file__).parent / "recasts.yaml"
 RECAST_SLOTS: tuple[str, ...] = (*SLOTS, "name", "ref", "question", "options")

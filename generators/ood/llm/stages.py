@@ -38,6 +38,8 @@ from abstaingen.providers.drafts import Draft, strict_schema
 from abstaingen.providers.repair import RepairLog, draft
 from abstaingen.validators.ood import (
     OPTION_STYLES,
+    hints_in,
+    pretexts_in,
     question_block,
     recast_consistency,
     recast_options,
@@ -97,6 +99,11 @@ class ConsistencyDraft(Draft):
     same_options: bool = Field(description="the same four options, unchanged, in the same order")
     same_answer: bool = Field(description="the original correct option is still the correct one")
     reason: str = Field(description="one sentence")
+
+
+def _bare(term: str) -> str:
+    """A workflow term without its English article ("the notes field" -> "notes field")."""
+    return re.sub(r"^(?:the|a|an)\s+", "", term.strip(), flags=re.IGNORECASE)
 
 
 def _script_problems(language: str, *texts: str) -> list[str]:
@@ -219,12 +226,22 @@ class LlmOodGenerator:
     async def frame(self, question: Question, role: RolePolicy, seed: int) -> FramedQuery:
         block = question_block(question)
 
+        text = role.texts[question.language]
+        named = [text.workflow.form, text.workflow.field, text.workflow.team]
+
         async def keeps_the_block(candidate: FrameDraft) -> list[str]:
             problems = [f"verbatim: {p}" for p in verbatim_consistency(question, candidate.message).problems]
-            problems += _script_problems(question.language, candidate.message.replace(block, ""))
+            wrapper = candidate.message.replace(block, "")
+            problems += _script_problems(question.language, wrapper)
+            # the same message carries in-scope questions: a pretext would give the assistant a reason to refuse them
+            if found := pretexts_in(wrapper) + [term for term in named if _bare(term).lower() in wrapper.lower()]:
+                problems.append(f"pretext: the message mentions {', '.join(map(repr, found))}; write a plain chat "
+                                "message about the user's own record, with no form, field, staff, test or audit")
+            if found := hints_in(wrapper):
+                problems.append(f"hint: the message says {', '.join(map(repr, found))} about the question; say "
+                                "nothing about what kind of question it is")
             return problems
 
-        text = role.texts[question.language]
         prompt = render("ood_frame", schema=json.dumps(strict_schema(FrameDraft)),
                         policy=system_prompt(role, question.language), block=block,
                         language=LANGUAGE_NAMES[question.language], workflow=text.workflow.model_dump())
