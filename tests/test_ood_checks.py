@@ -162,10 +162,14 @@ def test_a_role_frame_that_breaks_the_frame_rules_is_one_clear_error(tmp_path: P
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     with pytest.raises(AbstaingenError, match=r"bad_frame.yaml: texts.zh.frames\[0\]"):
         read_role(path)
-    data["texts"]["en"]["frames"] = ["I'm stuck on this item of {form}:\n\n{question_block}"]  # a pretext
+    data["texts"]["en"]["frames"] = ["I'm stuck on this item of my {record}:\n\n{question_block}"]  # a pretext
     data["texts"]["zh"].pop("frames")
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     with pytest.raises(AbstaingenError, match=r"texts.en.frames\[0\]: pretext words"):
+        read_role(path)
+    data["texts"]["en"]["frames"] = ["About my {record} on {system}:\n\n{question_block}"]  # the role's system
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(AbstaingenError, match=r"texts.en.frames\[0\]: slot \{system\}: a frame names only"):
         read_role(path)
 
 
@@ -361,15 +365,20 @@ def test_in_scope_questions_an_earlier_release_asked_are_not_asked_again_and_the
     first = asyncio.run(role_items(plan, ROLE, bank, BuiltinOodGenerator(config)))
     ids = {i.question.question_id for i in first.items if i.kind == "id"}
     forms = {i.question.form for i in first.items if i.kind == "id"}
-    assert len(ids) == 40 and first.id_short == 0 and {"policy", "negative", None} <= forms
+    assert len(ids) == 40 and first.id_short == 0 and {"policy", "negative", "calculation", None} <= forms
+    assert sum(i.question.form in ("policy", "negative") for i in first.items if i.kind == "id") == 40 // 5
     earlier = EarlierItems(versions=["v1"], texts={"appointment_booking/en/id": [
         question_block(i.question) for i in first.items if i.kind == "id"]})
     second = asyncio.run(role_items(plan, ROLE, bank, BuiltinOodGenerator(config), earlier=earlier))
     assert not ids & {i.question.question_id for i in second.items if i.kind == "id"} and second.id_short == 0
-    # the role's pool is its 12 hand-written questions (all in the first release) and its policy questions:
-    # once every one of them was asked, a release finds none
+    # once every hand-written and policy question was asked, the task templates still fill a release; a role
+    # without templates finds none
     earlier.texts["appointment_booking/en/id"] += [question_block(q) for q in policy_questions(ROLE)]
-    third = asyncio.run(role_items(plan, ROLE, bank, BuiltinOodGenerator(config), earlier=earlier))
+    refilled = asyncio.run(role_items(plan, ROLE, bank, BuiltinOodGenerator(config), earlier=earlier))
+    assert refilled.id_short == 0 and {i.question.form for i in refilled.items if i.kind == "id"} == {"calculation"}
+    untemplated = BuiltinOodGenerator(config)
+    untemplated.templates = {}
+    third = asyncio.run(role_items(plan, ROLE, bank, untemplated, earlier=earlier))
     assert third.id_short == 40 and not [i for i in third.items if i.kind == "id"]
     assembled = assemble(plan, third.items, third.tallies, "builtin", 1.0, BuiltinOodGenerator(config).report(),
                          "canary", ["v1", "v2"], "test", {}, {ROLE.role_id: third.id_short})

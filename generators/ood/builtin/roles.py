@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from abstaingen.errors import AbstaingenError
 from abstaingen.generators.ood.builtin.frames import frame_check
+from abstaingen.generators.ood.builtin.task_templates import TaskTemplate
 from abstaingen.model.common import Model
 from abstaingen.model.ood import LANGUAGES, Question, RolePolicy
 
@@ -20,6 +21,7 @@ FOLDER = Path(__file__).parent / "roles"
 class BuiltinRole(Model):
     policy: RolePolicy
     questions: list[Question]
+    templates: list[TaskTemplate]
 
 
 def read_role(path: Path) -> BuiltinRole:
@@ -63,7 +65,19 @@ def read_role(path: Path) -> BuiltinRole:
                     source="builtin"))
             except ValidationError as exc:
                 raise AbstaingenError(f"{path}: id_questions {entry['id']!r} ({language}): {_first(exc)}") from None
-    return BuiltinRole(policy=policy, questions=questions)
+    templates: list[TaskTemplate] = []
+    for number, entry in enumerate(data.get("task_templates") or [], start=1):
+        if not isinstance(entry, dict):
+            raise AbstaingenError(f"{path}: task_templates #{number} is not a mapping")
+        fields = {key: value for key, value in entry.items() if key not in LANGUAGES}
+        try:
+            templates.append(TaskTemplate.model_validate(
+                fields | {"texts": {language: entry[language] for language in LANGUAGES if language in entry}}))
+        except ValidationError as exc:
+            raise AbstaingenError(f"{path}: task_templates {entry.get('id', number)!r}: {_first(exc)}") from None
+    if len({template.id for template in templates}) != len(templates):
+        raise AbstaingenError(f"{path}: two task_templates share an id")
+    return BuiltinRole(policy=policy, questions=questions, templates=templates)
 
 
 @cache

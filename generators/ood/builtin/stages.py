@@ -14,6 +14,7 @@ from abstaingen.generators.ood.builtin.frames import frames_for, render_frame
 from abstaingen.generators.ood.builtin.policy_questions import policy_questions
 from abstaingen.generators.ood.builtin.recasts import recast_templates, render_recast
 from abstaingen.generators.ood.builtin.roles import builtin_roles
+from abstaingen.generators.ood.builtin.task_templates import TaskTemplate, task_questions
 from abstaingen.model.ood import ConsistencyCheck, FramedQuery, Question, Relatedness, RolePolicy
 from abstaingen.model.release import GenerationReport
 from abstaingen.validators.ood import (
@@ -35,12 +36,15 @@ class BuiltinOodGenerator:
     def __init__(self, config: GenerateConfig):
         self.relatedness_threshold = config.ood.relatedness_threshold or LEXICAL_THRESHOLD
         self.questions = {role.policy.role_id: role.questions for role in builtin_roles()}
+        self.templates: dict[str, list[TaskTemplate]] = {role.policy.role_id: role.templates
+                                                         for role in builtin_roles()}
         self.pools: dict[str, list[Question]] = {}  # role_id -> the questions write_id_questions draws from
 
     async def write_id_questions(self, role: RolePolicy, count: int, seed: int, asked: Sequence[str] = ()
                                  ) -> list[Question]:
-        """The role's hand-written questions first (roles/*.yaml), then its policy and negative questions
-        (policy_questions.py), each group in a seeded order, leaving out those asked before."""
+        """Questions the role was not asked before: its hand-written ones first (roles/*.yaml), then up to a
+        fifth of `count` policy and negative questions (policy_questions.py), then task questions drawn from
+        its task_templates (task_templates.py); policy questions again when the templates are spent."""
         seen = set(asked)
         versions: dict[str, list[Question]] = {}
         pool = self.pools.setdefault(role.role_id, self.questions.get(role.role_id, []) + policy_questions(role))
@@ -53,8 +57,13 @@ class BuiltinOodGenerator:
         made = [qid for qid in fresh if qid not in written]
         rng.shuffle(written)
         rng.shuffle(made)
-        chosen = (written + made)[:count]
-        return [question for qid in chosen for question in versions[qid] if question.language in role.texts]
+        chosen = [versions[qid] for qid in written[:count]]
+        policy = min(len(made), count // 5, count - len(chosen))
+        chosen += [versions[qid] for qid in made[:policy]]
+        chosen += task_questions(role.role_id, self.templates.get(role.role_id, []), count - len(chosen), seed,
+                                 lambda group: any(question_block(question) in seen for question in group))
+        chosen += [versions[qid] for qid in made[policy:policy + count - len(chosen)]]
+        return [question for group in chosen for question in group if question.language in role.texts]
 
     async def translate(self, question: Question, language: str) -> Question:
         raise ItemLost("no_translation", f"{question.question_id}: the builtin backend has no {language} version of "
