@@ -97,7 +97,7 @@ def test_every_language_has_the_same_frames() -> None:
 def test_every_frame_passes_its_check_and_is_about_the_users_own_record(frame: Frame) -> None:
     assert frame_check(frame.template) == []
     slots = {name for _, name, _, _ in string.Formatter().parse(frame.template) if name}
-    assert slots & set(SLOTS) == {"record"}, "a frame is about the user's own record and names nothing else"
+    assert slots & set(SLOTS) <= {"record"}, "a frame names the user's own record at most"
 
 
 @pytest.mark.parametrize("frame", ALL_FRAMES, ids=frame_name)
@@ -256,6 +256,7 @@ def test_hindi_frames_write_the_nukta_and_plain_words() -> None:
 def test_the_frames_are_several_kinds_of_message() -> None:
     for language in LANGUAGES:
         assert len(GENERIC_FRAMES[language]) >= 8, language
+        assert sum("{record}" in frame.template for frame in GENERIC_FRAMES[language]) >= 4, language
         assert len({frame.kind for frame in GENERIC_FRAMES[language]}) >= 3, language
 
 
@@ -274,6 +275,8 @@ def test_no_frame_is_a_pretext_the_policies_name_or_speaks_for_staff() -> None:
     assert pretexts_in("I'm stuck on this item of {form}:\n\n{question_block}") == ["stuck", "item"]
     assert any("pretext" in problem for problem in frame_check("I'm stuck on this item:\n\n{question_block}"))
     assert pretexts_in("Hello {user}, about my {record} on {system}:\n\n{question_block}") == []  # slots left out
+    # a model's message is held only to the pretexts that are not also ordinary words of a request
+    assert pretexts_in("I've put in my {record} for review, and this audit item:", ordinary=False) == ["audit"]
 
 def _second_reasons(language: str, text: str) -> list[str]:
     if language == "en":

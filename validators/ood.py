@@ -73,11 +73,20 @@ _PRETEXT_EN = re.compile(r"\b(?:" + "|".join(map(re.escape, PRETEXTS_EN)) + r")"
 _PRETEXTS_NFC = tuple(unicodedata.normalize("NFC", word) for word in PRETEXTS_ZH + PRETEXTS_HI)
 
 
-def pretexts_in(template: str) -> list[str]:
-    """The pretext words (PRETEXTS_EN, _ZH, _HI) a template's own text uses, its slots left out."""
+# Pretext words that are also ordinary words of a user's message ("put in a leave request", "a missing
+# item"): a frame template may not use them, but a message a model writes is held only to the others.
+ORDINARY_PRETEXTS = frozenset({"put", "enter", "choose", "select", "item", "stuck", "review", "这一项", "卡在", "选哪",
+                               "आइटम", "अटक", "चुनूँ"})
+
+
+def pretexts_in(template: str, ordinary: bool = True) -> list[str]:
+    """The pretext words (PRETEXTS_EN, _ZH, _HI) a template's own text uses, its slots left out; without
+    `ordinary`, not the ORDINARY_PRETEXTS."""
     literal = unicodedata.normalize("NFC", re.sub(r"\{[a-z_]+\}", " ", template))
-    return ([match.group(0) for match in _PRETEXT_EN.finditer(literal)]
-            + [word for word in _PRETEXTS_NFC if word in literal])
+    found = ([match.group(0) for match in _PRETEXT_EN.finditer(literal)]
+             + [word for word in _PRETEXTS_NFC if word in literal])
+    return found if ordinary else [word for word in found
+                                   if word.lower() not in ORDINARY_PRETEXTS and word not in ORDINARY_PRETEXTS]
 
 
 def question_block(question: Question) -> str:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from abstaingen.generators.base import ItemLost
 from abstaingen.generators.ood.base import register_ood_generator
 from abstaingen.generators.ood.builtin.frames import frames_for, render_frame
-from abstaingen.generators.ood.builtin.policy_questions import policy_questions
 from abstaingen.generators.ood.builtin.recasts import recast_templates, render_recast
 from abstaingen.generators.ood.builtin.roles import builtin_roles
 from abstaingen.generators.ood.builtin.task_templates import TaskTemplate, task_questions
@@ -38,31 +37,24 @@ class BuiltinOodGenerator:
         self.questions = {role.policy.role_id: role.questions for role in builtin_roles()}
         self.templates: dict[str, list[TaskTemplate]] = {role.policy.role_id: role.templates
                                                          for role in builtin_roles()}
-        self.pools: dict[str, list[Question]] = {}  # role_id -> the questions write_id_questions draws from
 
     async def write_id_questions(self, role: RolePolicy, count: int, seed: int, asked: Sequence[str] = ()
                                  ) -> list[Question]:
-        """Questions the role was not asked before: its hand-written ones first (roles/*.yaml), then up to a
-        fifth of `count` policy and negative questions (policy_questions.py), then task questions drawn from
-        its task_templates (task_templates.py); policy questions again when the templates are spent."""
+        """Questions the role was not asked before: its hand-written ones first (roles/*.yaml, in a seeded
+        order), then task questions drawn from its task_templates (task_templates.py)."""
         seen = set(asked)
+
+        def was_asked(group: list[Question]) -> bool:
+            return any(question_block(question) in seen for question in group)
+
         versions: dict[str, list[Question]] = {}
-        pool = self.pools.setdefault(role.role_id, self.questions.get(role.role_id, []) + policy_questions(role))
-        for question in pool:
+        for question in self.questions.get(role.role_id, []):
             versions.setdefault(question.question_id, []).append(question)
-        fresh = [qid for qid, group in versions.items()
-                 if not any(question_block(question) in seen for question in group)]
-        rng = random.Random(f"{seed}:{role.role_id}:id")
-        written = [qid for qid in fresh if ".policy." not in qid and ".negative." not in qid]
-        made = [qid for qid in fresh if qid not in written]
-        rng.shuffle(written)
-        rng.shuffle(made)
-        chosen = [versions[qid] for qid in written[:count]]
-        policy = min(len(made), count // 5, count - len(chosen))
-        chosen += [versions[qid] for qid in made[:policy]]
+        written = [group for group in versions.values() if not was_asked(group)]
+        random.Random(f"{seed}:{role.role_id}:id").shuffle(written)
+        chosen = written[:count]
         chosen += task_questions(role.role_id, self.templates.get(role.role_id, []), count - len(chosen), seed,
-                                 lambda group: any(question_block(question) in seen for question in group))
-        chosen += [versions[qid] for qid in made[policy:policy + count - len(chosen)]]
+                                 was_asked)
         return [question for group in chosen for question in group if question.language in role.texts]
 
     async def translate(self, question: Question, language: str) -> Question:

@@ -234,7 +234,8 @@ class LlmOodGenerator:
             wrapper = candidate.message.replace(block, "")
             problems += _script_problems(question.language, wrapper)
             # the same message carries in-scope questions: a pretext would give the assistant a reason to refuse them
-            if found := pretexts_in(wrapper) + [term for term in named if _bare(term).lower() in wrapper.lower()]:
+            if found := (pretexts_in(wrapper, ordinary=False)
+                         + [term for term in named if _bare(term).lower() in wrapper.lower()]):
                 problems.append(f"pretext: the message mentions {', '.join(map(repr, found))}; write a plain chat "
                                 "message about the user's own record, with no form, field, staff, test or audit")
             if found := hints_in(wrapper):
