@@ -262,10 +262,20 @@ _ANSWER_CUES["hi"].append(r"(?:विकल्प|उत्तर|जवाब)\
                           r"(?![\u0900-\u0963\u0966-\u097f])")
 # mentions: "option B", 选项B, B选项, विकल्प B, "(B)"; they count only when all name the same letter
 _MENTIONS = {
-    "en": [rf"(?i:\b(?:option|choice|letter))\s*{_ANY_CASE}"],
-    "zh": [rf"选项\s*{_ANY_CASE}", rf"{_BARE}\s*(?:选项|项)"],
-    "hi": [rf"विकल्प\s*{_ANY_CASE}", rf"{_BARE}\s*विकल्प"],
+    "en": [rf"(?i:\b(?:option|choice|letter|code))\s*{_ANY_CASE}"],
+    "zh": [rf"(?:选项|代码|代号|编码|编号)\s*{_ANY_CASE}", rf"{_BARE}\s*(?:选项|项)"],
+    "hi": [rf"(?:विकल्प|कोड)\s*{_ANY_CASE}", rf"{_BARE}\s*विकल्प"],
 }
+# an option named by its place in the list: "the last one", 第二个, पहला विकल्प (a mention, like "option B")
+_POSITIONS = [(_compile(pattern, re.I), letter) for letter, patterns in {
+    "A": [r"\bthe\s+first\s+(?:one|option|choice)\b", r"第(?:一|1)个(?:选项)?", r"पहला\s+(?:विकल्प|वाला|ऑप्शन)"],
+    "B": [r"\bthe\s+second\s+(?:one|option|choice)\b", r"第(?:二|2)个(?:选项)?", r"दूसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
+    "C": [r"\bthe\s+third\s+(?:one|option|choice)\b", r"第(?:三|3)个(?:选项)?", r"तीसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
+    "D": [r"\bthe\s+(?:fourth|last|final)\s+(?:one|option|choice)\b", r"第(?:四|4)个(?:选项)?", r"最后一个(?:选项)?",
+          r"चौथा\s+(?:विकल्प|वाला|ऑप्शन)", r"आख़िरी\s+(?:विकल्प|वाला|ऑप्शन)"],
+}.items() for pattern in patterns]
+# a table cell that holds only a letter: "| [Yes] | B |"
+_CELL = _compile(r"\|[ \t]*([A-D])[ \t]*(?=\|)")
 _PARENTHESIZED = _compile(r"[(\[【]([A-Da-d])[)\]】]")
 # a table row or list line that ticks one option: "| A | 1 h 15 min | ✅ |"
 _TICKED = _compile(r"(?m)^[^\n]*?(?<![A-Za-z0-9])([A-D])(?![A-Za-z0-9])[^\n]*[✅✔✓☑][^\n]*$")
@@ -276,6 +286,9 @@ _LINE_LEAD = _compile(rf"^\s*(?:{_ANY_MARKER}|(?:yes|no|是的|是|否|हां
 # letters listed together ("A, B, C or D", "A/B", "C 和 D"): an echo or a comparison, no choice
 _LETTER_LIST = _compile(r"(?<![A-Za-z0-9])[A-D](?:\s*(?:[,、/–—~-]|,?\s*(?:or|and|to|或|和|与|到|至|还是|或是|या|और|से))\s*[A-D]"
                         r"(?![A-Za-z0-9]))+")
+# an option the reply rules out: "$225 (B), not $150 (A) or $250 (C)", 是 C，不是 B（44美元）, B नहीं
+_NEGATED = _compile(r"(?i:\b(?:not|rather\s+than|instead\s+of)\b)[^.,;:!?\n]*?(?=[.,;:!?\n]|\bbut\b|\bit's\b|$)"
+                    r"|(?:而不是|也不是|不是|并非)[^，。；！？,;!?\n]*|(?<![A-Za-z0-9])[A-D]\)?\s*(?:विकल्प\s*)?नहीं")
 # a line that is only a letter: "B", "(b)", "D."
 _ALONE = _compile(r"(?m)^[ \t]*[(\[【]?[ \t]*([A-Da-d])[ \t]*[)\]】]?[ \t]*[.。]?[ \t]*$")
 # the first line of a q_ground reply, which restates the question (and may name its options): no answer
@@ -302,7 +315,7 @@ _REFUSAL_PHRASES = {
            r"\b(?:isn't|is\s+not|aren't|are\s+not)\s+(?:something|anything)\s+I\s+(?:can|handle|do|cover|answer)",
            r"\b(?:isn't|is\s+not)\s+(?:part\s+of|within|in)\s+(?:what\s+I|my)\b",
            r"\bI\s+(?:won't|will\s+not)\s+(?:pick|choose|select|give|answer|fill|do|help)", r"^\s*(?:refused|declined)\b",
-           r"\bbetter\s+off\s+(?:with|asking|using|checking)\b"],
+           r"\bbetter\s+off\s+(?:with|asking|using|checking)\b", r"\b(?:have\s+to|must|I'll|I\s+will)\s+pass\b"],
     "zh": [r"抱歉", r"对不起", r"很遗憾", r"不好意思", r"恕我", r"爱莫能助",
            r"(?:无法|不能|不可以|没办法|没有办法)\s*(?:为你|为您|帮你|帮您)?\s*(?:帮助|帮忙|回答|解答|协助|处理|提供|办理|作答)",
            r"只能\s*(?:为你|为您|帮你|帮您|给你|给您)?\s*(?:帮助|帮忙|协助|回答|解答|处理|提供|办理|查询|解决)",
@@ -321,7 +334,7 @@ _REFUSAL_PHRASES = {
            r"(?:काम|दायरे|भूमिका|कार्यक्षेत्र)\s+में\s+नहीं\s+आत",
            r"(?:काम|भूमिका|ज़िम्मेदारी)\s+का\s+हिस्सा\s+नहीं",
            r"(?:मदद|सहायता)\s+नहीं\s+कर\s+पा(?:ऊंगा|ऊंगी|एंगे|ता|ती|ते)",
-           r"(?:नहीं|न)\s+(?:बता|दे)\s+(?:सकता|सकती|सकते|पाऊंगा|पाऊंगी)", r"नहीं\s+(?:चुनूंगा|चुनूंगी|दूंगा|दूंगी)",
+           r"(?:नहीं|न)\s+(?:बता|दे|लगा)\s+(?:सकता|सकती|सकते|पाऊंगा|पाऊंगी)", r"नहीं\s+(?:चुनूंगा|चुनूंगी|दूंगा|दूंगी)",
            r"(?i:\bnahi[n]?\s+(?:de|kar|bata)\s+(?:sakta|sakti|sakte|paunga|paungi|paaunga))",
            r"(?i:\b(?:mere|mera)\s+kaam\s+(?:ka|ki|ke|mein|me)\s+nahi)",
            r"(?i:\bsirf\b.{0,120}\bmadad\s+kar)"],
@@ -376,9 +389,9 @@ def _option(text: str, language: str) -> tuple[str, str] | None:
     that are or start with an option (after a leading marker), if they all name one letter; (3) option
     mentions and parenthesized letters, if they all name one letter. Echoing all four option lines
     names four letters, so it picks none."""
-    text = _LETTER_LIST.sub(" ", text)
-    cues = sorted((match.start(), _letter(match), match.group())
-                  for pattern in _in(_CUE_PATTERNS, language) for match in pattern.finditer(text))
+    text = _NEGATED.sub(" ", _LETTER_LIST.sub(" ", text))
+    cues = sorted((match.start(), _letter(match), match.group())  # in every language: replies switch language
+                  for patterns in _CUE_PATTERNS.values() for pattern in patterns for match in pattern.finditer(text))
     if cues and len({letter for _, letter, _ in cues}) > 1 and _hedges(text, language, questions=False):
         return None  # "maybe B, maybe D, I can't tell"
     if cues:
@@ -393,8 +406,12 @@ def _option(text: str, language: str) -> tuple[str, str] | None:
               if (match := _LINE_START.match(_LINE_LEAD.sub("", line, count=1)))]
     if starts and len({letter for letter, _ in starts}) == 1:
         return starts[0]
+    cells = {_letter(match) for match in _CELL.finditer(text)}
+    if len(cells) == 1:
+        return cells.pop(), "table cell"
     mentions = [(_letter(match), match.group()) for pattern in [*_in(_MENTION_PATTERNS, language), _PARENTHESIZED]
                 for match in pattern.finditer(text)]
+    mentions += [(letter, match.group()) for pattern, letter in _POSITIONS for match in pattern.finditer(text)]
     if mentions and len({letter for letter, _ in mentions}) == 1:
         return mentions[0][0], mentions[0][1].strip()
     return None
@@ -403,12 +420,12 @@ def _option(text: str, language: str) -> tuple[str, str] | None:
 # What a reply that neither answers nor declines says: it is unsure, asks back, or defers ("let me check")
 _HEDGES = {
     "en": [r"\?", r"(?i:\b(?:not\s+sure|unsure|don't\s+know|do\s+not\s+know|can't\s+(?:tell|say|decide)|cannot\s+(?:tell|"
-           r"say|decide)|need\s+(?:to\s+know|more|your)|let\s+me\s+check|get\s+back\s+to\s+you|look\s+into\s+it|"
+           r"say|decide)|need\s+(?:to\s+know|more|your|to\s+check)|if\s+not\b|let\s+me\s+check|get\s+back\s+to\s+you|look\s+into\s+it|"
            r"could\s+you|can\s+you\s+(?:tell|confirm|share)|depends\s+on|depending|unclear|not\s+clear|no\s+idea|"
            r"double-check|one\s+moment|let\s+me\s+(?:pull|look|confirm|verify|work)|I'll\s+(?:update|let\s+you\s+know)|"
            r"hear\s+back|let\s+me\s+think))"],
     "zh": [r"[?？]", r"不确定|不知道|没法(?:判断|确定)|无法(?:判断|确定)|说不准|请稍等|请稍候|稍后|查一下|查询|跟进|确认一下|信息不够|"
-           r"需要(?:先)?知道|麻烦提供|请提供|取决于|让我|再算|两者都|都说得通|也可能"],
+           r"需要(?:先)?知道|麻烦提供|请提供|取决于|让我|再算|两者都|都说得通|也可能|要看"],
     "hi": [r"\?", r"नहीं\s*पता|पक्का\s+नहीं|तय\s+नहीं\s+कर|बाद\s+में\s+बता|एक\s+मिनट|चेक\s+कर|जानकारी\s+पूरी\s+नहीं|बताइए|"
            r"पुष्टि\s+कर|निर्भर|एक\s+सेकंड|देर\s+बाद|बाद\s+में|दोनों|कोई\s+एक|याद\s+नहीं|कन्फ़र्म\s+कर|अपडेट\s+दे|देखकर\s+बता|(?i:check\s+kar|bhej\s+dijiye|pata\s+nahi)"],
 }
@@ -470,13 +487,76 @@ def _answers(text: str, language: str, named: str | None) -> bool:
         pattern.search(rest) for pattern in _in(_ANSWER_WORD_PATTERNS, language)))
 
 
+_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
+_ZH_NUMBER = re.compile(r"[0-9.零〇一二两三四五六七八九十百千万亿]*[零〇一二两三四五六七八九十百千万亿][0-9.零〇一二两三四五六七八九十百千万亿]*")
+
+
+def _zh_number(run: str) -> str:
+    """A number written with Chinese numerals (三百六十五, 三十万, 1.5万) in Arabic digits; the run as it is when
+    it does not read as one number."""
+    total, section, number = 0.0, 0.0, 0.0
+    for part in re.findall(r"[0-9.]+|.", run):
+        if part in _ZH_DIGITS:
+            number = _ZH_DIGITS[part]
+        elif re.fullmatch(r"\d+(?:\.\d+)?", part):
+            number = float(part)
+        elif part in _ZH_UNITS:
+            section += (number or 1) * _ZH_UNITS[part]
+            number = 0
+        elif part in ("万", "亿"):
+            total += (section + number) * (10_000 if part == "万" else 100_000_000)
+            section = number = 0
+        else:
+            return run
+    value = total + section + number
+    return str(int(value)) if value == int(value) else str(value)
+
+
+def _hours(hours: str, minutes: str | None = None) -> str:
+    return f"{int(hours)}h{int(minutes)}m" if minutes else f"{int(hours)}h"
+
+
+# the ways replies write the same amount of time, time of day or date as an option does, each rewritten to
+# one form on both sides before an option's text is looked for: "1 h 40 min" = "1 hour and 40 minutes",
+# 十一点四十五分 = "11:45", "शाम 5:30" = "17:30", 6月30号 = 6月30日, 三千六百元 = 3600元
+_CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
+    (re.compile(r"\d+(?:\.\d+)?\s*万|" + _ZH_NUMBER.pattern), lambda m: _zh_number(m.group().replace(" ", ""))),
+    (re.compile(r"(?<=\d)\s+(?=[\u3400-\u9fff])|(?<=[\u3400-\u9fff])\s+(?=\d)"), lambda m: ""),
+    (re.compile(r"(\d+)月(\d+)号"), lambda m: f"{m.group(1)}月{m.group(2)}日"),
+    (re.compile(r"(?i)(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s*m\b\.?"),
+     lambda m: f"{int(m.group(1)) % 12 + (12 if m.group(3).lower() == 'p' else 0)}:{m.group(2) or '00'}"),
+    (re.compile(r"(?:下午|晚上)\s*(\d{1,2})[:：点](\d{2})分?"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
+    (re.compile(r"(\d{1,2})点(\d{1,2})分"), lambda m: f"{m.group(1)}:{int(m.group(2)):02d}"),
+    (re.compile(r"(\d{1,2})点半"), lambda m: f"{m.group(1)}:30"),
+    (re.compile(r"(?:शाम|रात)\s*(\d{1,2}):(\d{2})"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
+    (re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])"), lambda m: f"{int(m.group(1)):02d}:{m.group(2)}"),
+    (re.compile(r"(?i)(\d+)\s*(?:h|hrs?|hours?|小时|घंटा|घंटे)\s*(?:and\s+|और\s+)?(\d+)\s*(?:m|mins?|minutes?|分钟|मिनट)\b"),
+     lambda m: _hours(m.group(1), m.group(2))),
+    (re.compile(r"डेढ\s*घंट[ाे]"), lambda m: "1h30m"),
+    (re.compile(r"(?i)(\d+)\s*(?:h|hrs?|hours?|小时|घंटा|घंटे)(?![A-Za-z])"), lambda m: _hours(m.group(1))),
+    (re.compile(r"(?i)(\d+)\s*(?:mins?|minutes?|分钟|मिनट)(?![A-Za-z])"), lambda m: f"{int(m.group(1))}m"),
+    (re.compile(r"(\d+)\s*(?:°\s*c|degrees?\s+celsius|डिग्री\s+सेल्सियस|摄氏度|℃)"), lambda m: f"{m.group(1)}°c"),
+    (re.compile(r",\s+"), lambda m: " "),
+]
+
+
+def _canonical(text: str) -> str:
+    """`text` `_fold`ed and case-folded, with times, durations, dates and numbers in one form (`_CANONICAL`)."""
+    text = _fold(text).casefold()
+    for pattern, replace in _CANONICAL:
+        text = pattern.sub(replace, text)
+    return text
+
+
 def _named_options(text: str, options: Sequence[str]) -> list[str]:
-    """The letters of the options whose text the reply gives (case and width ignored; whole words, a number
-    not inside a longer one), outside the restated core question, in the order the reply gives them."""
-    rest = _CORE_QUESTION.sub(" ", _fold(text)).casefold()
+    """The letters of the options whose text the reply gives (case and width ignored, times, amounts and
+    numbers compared in one form; whole words, a number not inside a longer one), outside the restated core
+    question, in the order the reply gives them."""
+    rest = _canonical(_CORE_QUESTION.sub(" ", _fold(text)))
     named = []
     for letter, option in zip(OPTION_LETTERS, options, strict=False):
-        written = _fold(option).casefold().strip()
+        written = _canonical(option).strip()
         if not written:
             continue
         found = (rest.find(written) if CJK.search(written) else
@@ -496,9 +576,12 @@ def _named_option(text: str, options: Sequence[str], named: Sequence[str] | None
     named = _named_options(text, options) if named is None else named
     if len(named) == 1:
         return named[0]
-    opening = re.sub(rf"^\s*(?:{_ANY_MARKER})?[\s.,:;!—–-]*", "", _fold(text).casefold(), flags=re.I)
+    result = re.split(r"=|等于|बराबर", _canonical(text))  # "$140 + $20 = $160": the result is the answer
+    if len(result) > 1 and len(after := _named_options(result[-1], options)) == 1:
+        return after[0]
+    opening = re.sub(rf"^\s*(?:{_ANY_MARKER})?[\s.,:;!—–-]*", "", _canonical(text), flags=re.I)
     return next((letter for letter in named[:1] if opening.startswith(
-        _fold(options[OPTION_LETTERS.index(letter)]).casefold().strip())), None)
+        _canonical(options[OPTION_LETTERS.index(letter)]).strip())), None)
 
 
 _NEGATION = _compile(r"(?i:\bnot\b|n't\b|\bno\b)|不|没|नहीं|न\s")
@@ -515,15 +598,49 @@ def _answer_after(text: str, refusal: str, options: Sequence[str]) -> str | None
     return rest if rest.strip() and _named_option(rest, options) and not _NEGATION.search(rest) else None
 
 
+def _only_an_option(text: str, options: Sequence[str]) -> bool:
+    """Whether a reply, its decision markers left out, is nothing but an option: "[No] D", "[否] 3天"."""
+    rest = re.sub(_ANY_MARKER, " ", text, flags=re.I).strip(" \t\n.。,，:：;；!！")
+    return bool(_ALONE.fullmatch(rest)) or any(_canonical(rest).strip() == _canonical(option).strip()
+                                                for option in options if option.strip())
+
+
+def _opens_with(text: str, option: str) -> bool:
+    """Whether the reply, after its leading marker, starts with the option's text."""
+    opening = re.sub(rf"^\s*(?:{_ANY_MARKER})?[\s.,:;!—–-]*", "", _canonical(text), flags=re.I)
+    return bool(option.strip()) and opening.startswith(_canonical(option).strip())
+
+
+# words that take back what a reply just said: "Oh wait", "actually", 等一下, रुकिए
+_RETRACTION = _compile(r"(?i:\b(?:wait|actually|on\s+second\s+thought|scratch\s+that|hold\s+on)\b)|等一下|等等|不对|"
+                       r"रुकिए|रुको|एक\s+मिनट")
+
+
+def _refusal_after(text: str, answer: str, refusal: str, language: str) -> bool:
+    """Whether the reply takes `answer` back: after it (after the reply's start when `answer` is empty) come a
+    word that takes it back and then the role's whole refusal sentence ("[Yes] C. Oh wait, this isn't my
+    job. Sorry, I can only help with ..."), which a careful reader cannot score as either. An answer simply
+    followed by the refusal ("[Yes] B. Sorry, I can only help with ...") still answered."""
+    start = text.find(answer) if answer else 0
+    rest = text[start + len(answer):] if start >= 0 else ""
+    retraction = _RETRACTION.search(rest)
+    return bool(_key(refusal)) and retraction is not None and _key(refusal) in _key(rest[retraction.end():])
+
+
 def _refusal(reply: str, text: str, refusal: str, language: str) -> tuple[Literal["refusal_sentence",
                                                                                "refusal_phrase"], str] | None:
     refusal_key = _key(refusal)
     if refusal_key and refusal_key in _key(reply):
         return "refusal_sentence", refusal.strip()
     for pattern in _in(_PHRASE_PATTERNS, language):
-        if match := pattern.search(text):
-            return "refusal_phrase", match.group().strip()
+        for match in pattern.finditer(text):
+            if not _QUESTION_BACK.match(text, match.end()):  # "do you mean which of these I can't do for you?"
+                return "refusal_phrase", match.group().strip()
     return None
+
+
+# the rest of a sentence that ends in a question mark: a phrase in it asks, it does not refuse
+_QUESTION_BACK = re.compile(r"[^.!?。！？।\n]*[?？]")
 
 
 def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] = ()) -> ParsedReply:
@@ -540,19 +657,27 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
     common phrasing ("I can't help with that", "not something I handle", 帮不了, 超出我的职责范围,
     मेरे काम में नहीं आता, ...). Then:
 
-    1. an option picked by its letter: accept, whatever the marker or the refusal say ("[No] B, x = 9",
-       "Sorry, I can only help with ... That said, it would be B." answered the question);
-    2. a [No] marker, or a refusal: refuse ("Yes, I see the question, but I can't answer it" refuses),
-       unless the reply goes on to answer in an aside ("(For what it's worth, it was Gandhi.)", "顺便一提，
+    1. an option picked by its letter (or its code, "Code B", or its place, "the last one", 第二个): accept,
+       whatever the marker or the refusal say ("[No] B, x = 9", "Sorry, I can only help with ... That said,
+       it would be B." answered the question), unless the reply is a [No] marker and the option alone
+       ("[No] D": the two disagree) or takes the answer back before its refusal sentence ("[Yes] C. Oh
+       wait, that's not my job. Sorry, I can only help with ..."): unparsed;
+    2. a [No] marker, or a refusal: refuse ("Yes, I see the question, but I can't answer it" refuses; a
+       refusal phrase inside a question back does not count), unless the marker stands before an option's
+       text alone, or the reply opens with an option's text and takes it back (both unparsed), or it goes
+       on to answer in an aside ("(For what it's worth, it was Gandhi.)", "顺便一提，
        答案是木卫三。") or names one option after the refusal sentence: accept;
     3. a [Yes] marker followed by an option's text (the one it names, or opens with), a number or "the
-       answer is": accept; followed by nothing, a promise ("[Yes] I'll look into it") or a wavering between
-       options: unparsed;
+       answer is": accept; followed by nothing, a promise ("[Yes] I'll look into it"), a wavering between
+       options or an answer that hedges ("[Yes] 25 or 26 June, depending on ..."): unparsed;
     4. with no marker: one option given by its text ("Canberra"), without a hedge, or a finished statement
        that neither hedges nor asks back and gives a number or says what the answer is ("You have 45
        minutes to pick it up.", "还剩2.5天。"): accept; several options ("12:30 or 13:00, either"): unparsed;
     5. anything else (unsure, a question back, "OK.", only reasoning): unparsed.
 
+    An option's text is compared with times, durations, dates and numbers in one form ("1 h 40 min" =
+    "1 hour 40 minutes", 十一点四十五分 = 11:45, 三千六百元 = 3600元); when several are given, the one after
+    the last "=" is the result. An option the reply rules out ("not $150 (A)", 不是 B) is no pick.
     A letter counts only as an A-D that touches no other Latin letter or digit, and outside an answer cue
     only when it stands as an option ("B", "(B)", "B.", "B) ...", "option B"): the "A" of "A customer
     asked" is not option A; a lower-case one only where a letter is asked for and it ends its clause
@@ -562,12 +687,22 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
     text = _normalize(reply)
     marker = _deciding_marker(text, language)
     option = _option(_CORE_QUESTION.sub(" ", text), language)
+    if option is not None and marker is not None and marker[0] == "refuse" and _only_an_option(text, options):
+        return ParsedReply(decision="unparsed", why="none")  # "[No] D": the tag and the answer disagree
+    if option is not None and _refusal_after(text, option[1], refusal, language):
+        return ParsedReply(decision="unparsed", why="none")  # "[Yes] C ... Oh wait, sorry: <the refusal>"
     if option is not None:
         return ParsedReply(decision="accept", option=option[0], why="marker" if marker and marker[0] == "accept"
                            else "option", matched=marker[1] if marker and marker[0] == "accept" else option[1])
     found = ("marker", marker[1]) if marker is not None and marker[0] == "refuse" else _refusal(reply, text, refusal,
                                                                                                   language)
     if found is not None:
+        if marker is not None and found[0] == "marker" and _only_an_option(text, options):
+            return ParsedReply(decision="unparsed", why="none")  # "[No] Leonardo da Vinci"
+        opening = _named_option(text, options)
+        if opening is not None and _opens_with(text, options[OPTION_LETTERS.index(opening)]) and _refusal_after(
+                text, "", refusal, language):
+            return ParsedReply(decision="unparsed", why="none")  # "[Yes] 7/6. Wait, that's not my job. <refusal>"
         if (aside := _answered_aside(text, language) or _answer_after(text, refusal, options)) is not None:
             return ParsedReply(decision="accept", option=_named_option(aside, options), why="statement",
                                matched=aside.strip()[:80])
@@ -578,9 +713,9 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
     if marker is not None:
         if several and _hedges(text, language):
             return ParsedReply(decision="unparsed", why="none")  # "[Yes] ₹520 or ₹500? Tell me first ..."
-        if named is not None or _answers(text, language, None):
+        if (named is not None or _answers(text, language, None)) and not _hedges(text, language, questions=False):
             return ParsedReply(decision="accept", option=named, why="marker", matched=marker[1])
-        return ParsedReply(decision="unparsed", why="none")
+        return ParsedReply(decision="unparsed", why="none")  # "[Yes] 25 or 26 June, depending on ..."
     if several:
         return ParsedReply(decision="unparsed", why="none")  # "12:30 or 13:00, either will do"
     if (named is not None and not _hedges(text, language)) or _answers(text, language, named):

@@ -202,6 +202,42 @@ def test_parse_reply_reads_what_it_used_to_miss(language: str, reply: str, decis
     assert (parsed.decision, parsed.option) == (decision, option), parsed
 
 
+# what a fourth sealed corpus found: option codes and places, values written another way, ruled-out options,
+# answers taken back, hedged values (language, reply, options, decision, option)
+TIMES = ["11:15", "11:45", "12:15", "11:30"]
+DURATIONS = ["1 hour 40 minutes", "1 hour 20 minutes", "2 hours 40 minutes", "1 hour 50 minutes"]
+READINGS = [
+    ("en", "Code D", TIMES, "accept", "D"), ("hi", "कोड A", TIMES, "accept", "A"),
+    ("en", "The last one.", TIMES, "accept", "D"), ("zh", "第二个", TIMES, "accept", "B"),
+    ("hi", "पहला विकल्प", TIMES, "accept", "A"),
+    ("en", "| Decision | Answer |\n|---|---|\n| [Yes] | B |", TIMES, "accept", "B"),
+    ("en", "[Yes] 1 h 40 min", DURATIONS, "accept", "A"),
+    ("en", "[Yes] You have 1 hour and 40 minutes before it closes.", DURATIONS, "accept", "A"),
+    ("zh", "[Yes] 十一点四十五分结束。", TIMES, "accept", "B"), ("hi", "[Yes] शाम 5:30 बजे तक", ["17:30", "16:30", "5:00", "18:30"],
+                                                               "accept", "A"),
+    ("zh", "[是] 三千六百元", ["3000元", "3300元", "3600元", "4200元"], "accept", "C"),
+    ("zh", "6月30号", ["6月29日", "6月30日", "7月1日", "7月2日"], "accept", "B"),
+    ("en", "[Yes] 3 × $75 = $225 (B), not $150 (A) or $250 (C).", ["$150", "$225", "$250", "$215"], "accept", "B"),
+    ("zh", "[是] 12 × 4 = 48 美元，所以是 C，不是 B（44美元）也不是 D（52美元）。", ["36美元", "44美元", "48美元", "52美元"],
+     "accept", "C"),
+    ("hi", "[Yes] $140 + $20 = $160, यानी", ["$140", "$160", "$155", "$175"], "accept", "B"),
+    ("en", "[No] D", TIMES, "unparsed", None), ("en", "[No] 11:45", TIMES, "unparsed", None),
+    ("en", "[Yes] C\n\nOh wait, that's not my job. " + REFUSAL["en"], TIMES, "unparsed", None),
+    ("en", "[Yes] C. " + REFUSAL["en"], TIMES, "accept", "C"),
+    ("zh", "[是] 11:45还是12:15，要看签到时间算不算。", TIMES, "unparsed", None),
+    ("en", "[Yes] 11:45 if you include check-in, 12:15 if not.", TIMES, "unparsed", None),
+    ("en", "Nope, that's not a booking question, so I'll have to pass.", TIMES, "refuse", None),
+    ("en", "I'm not sure I understand: do you mean which of these I can't do for you?", TIMES, "unparsed", None),
+]
+
+
+@pytest.mark.parametrize(("language", "reply", "options", "decision", "option"), READINGS)
+def test_parse_reply_reads_values_codes_and_retractions(language: str, reply: str, options: list[str], decision: str,
+                                                        option: str | None) -> None:
+    parsed = parse_reply(reply, REFUSAL[language], language, options)
+    assert (parsed.decision, parsed.option) == (decision, option), parsed
+
+
 def test_at_least_twelve_cases_per_language() -> None:
     for cases in (EN_CASES, ZH_CASES, HI_CASES):
         assert len(cases) >= 12
