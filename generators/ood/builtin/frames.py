@@ -165,10 +165,10 @@ _TEMPLATES: dict[str, tuple[FrameKind, dict[str, str]]] = {
         "zh": "谢谢你之前帮我处理{record}。我还有一个问题：\n\n{question_block}",
         "hi": "पहले {record} में मदद करने के लिए धन्यवाद। मेरा एक और सवाल है:\n\n{question_block}",
     }),
-    "user_planning": ("user_check", {
-        "en": "I'm planning my week and need to know this:\n\n{question_block}",
-        "zh": "我在安排这周的时间，需要知道这个：\n\n{question_block}",
-        "hi": "मैं इस हफ़्ते की योजना बना रहा हूँ और मुझे यह जानना है:\n\n{question_block}",
+    "user_one_thing": ("user_message", {
+        "en": "Hello, there's one thing I'd like to know, if you can help me with it:\n\n{question_block}",
+        "zh": "你好，我想了解一件事，麻烦你帮我看看：\n\n{question_block}",
+        "hi": "नमस्ते, मैं एक बात जानना चाहता हूँ, अगर आप इसमें मेरी मदद कर सकें:\n\n{question_block}",
     }),
 }
 
