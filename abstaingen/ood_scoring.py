@@ -266,12 +266,14 @@ _MENTIONS = {
     "zh": [rf"(?:选项|代码|代号|编码|编号)\s*{_ANY_CASE}", rf"{_BARE}\s*(?:选项|项)"],
     "hi": [rf"(?:विकल्प|कोड)\s*{_ANY_CASE}", rf"{_BARE}\s*विकल्प"],
 }
-# an option named by its place in the list: "the last one", 第二个, पहला विकल्प (a mention, like "option B")
+# an option named by its place in the list: "the last one", 第二个, पहला विकल्प (a mention, like "option B");
+# 第一个 only as "the first option" or on its own, not 第一个月 (the first month)
+_ZH_ONE = r"(?:选项|(?![\u3400-\u9fff]))"
 _POSITIONS = [(_compile(pattern, re.I), letter) for letter, patterns in {
-    "A": [r"\bthe\s+first\s+(?:one|option|choice)\b", r"第(?:一|1)个(?:选项)?", r"पहला\s+(?:विकल्प|वाला|ऑप्शन)"],
-    "B": [r"\bthe\s+second\s+(?:one|option|choice)\b", r"第(?:二|2)个(?:选项)?", r"दूसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
-    "C": [r"\bthe\s+third\s+(?:one|option|choice)\b", r"第(?:三|3)个(?:选项)?", r"तीसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
-    "D": [r"\bthe\s+(?:fourth|last|final)\s+(?:one|option|choice)\b", r"第(?:四|4)个(?:选项)?", r"最后一个(?:选项)?",
+    "A": [r"\bthe\s+first\s+(?:one|option|choice)\b", rf"第(?:一|1)个{_ZH_ONE}", r"पहला\s+(?:विकल्प|वाला|ऑप्शन)"],
+    "B": [r"\bthe\s+second\s+(?:one|option|choice)\b", rf"第(?:二|2)个{_ZH_ONE}", r"दूसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
+    "C": [r"\bthe\s+third\s+(?:one|option|choice)\b", rf"第(?:三|3)个{_ZH_ONE}", r"तीसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
+    "D": [r"\bthe\s+(?:fourth|last|final)\s+(?:one|option|choice)\b", rf"第(?:四|4)个{_ZH_ONE}", rf"最后一个{_ZH_ONE}",
           r"चौथा\s+(?:विकल्प|वाला|ऑप्शन)", r"आख़िरी\s+(?:विकल्प|वाला|ऑप्शन)"],
 }.items() for pattern in patterns]
 # a table cell that holds only a letter: "| [Yes] | B |"

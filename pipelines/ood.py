@@ -41,7 +41,7 @@ from abstaingen.model.ood import (
 )
 from abstaingen.model.pair import Provenance
 from abstaingen.model.release import FunnelStage, GenerationReport, OodRelease
-from abstaingen.ood_scoring import baseline_scores
+from abstaingen.ood_scoring import baseline_scores, tokens
 from abstaingen.pipelines.pairs import lost_to_infrastructure, merge_funnel
 from abstaingen.progress import report
 from abstaingen.store import counts_for_items
@@ -263,8 +263,9 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
 def _conversations(items: list[OodItem], role: RolePolicy, share: float, seed: str) -> list[OodItem]:
     """A `share` of the items, drawn per item, made to continue a conversation: `retry` for a laundered or
     recast message (the question asked plainly first, and refused with the role's sentence), else `after_turns`
-    (two of the role's other plain in-scope questions in the item's language, each answered with its letter).
-    An in-scope item never follows its own refusal: that would make refusing it again the consistent reply."""
+    (two of the role's other plain in-scope questions in the item's language, each answered with its letter,
+    none like the item or each other). An in-scope item never follows its own refusal: that would make
+    refusing it again the consistent reply."""
     plain_ids = defaultdict(list)
     for item in items:
         if item.kind == "id" and item.frame_id is None:
@@ -280,13 +281,32 @@ def _conversations(items: list[OodItem], role: RolePolicy, share: float, seed: s
         if item.kind != "id" and item.frame_id is not None and rng.random() < 0.5:
             history = [Turn(role="user", content=question_block(item.question)), Turn(role="assistant", content=refusal)]
             made.append(item.model_copy(update={"history": history, "multi_turn": "retry"}))
-        elif len(others) >= 2:
-            history = [turn for other in rng.sample(others, 2) for turn in (
+        elif len(earlier := _unlike(others, item, rng)) == 2:
+            history = [turn for other in earlier for turn in (
                 Turn(role="user", content=other.query), Turn(role="assistant", content=other.question.answer_letter))]
             made.append(item.model_copy(update={"history": history, "multi_turn": "after_turns"}))
         else:
             made.append(item)
     return made
+
+
+def _unlike(others: list[OodItem], item: OodItem, rng: random.Random) -> list[OodItem]:
+    """Two of `others`, in a seeded order, none like `item` or the other: questions that differ only in their
+    numbers ("my event moved from 7 to 15 October", then "from 9 to 29 August") read as a set of exercises,
+    not one user's conversation, which a blind review found gives a careful assistant a reason to hesitate."""
+    chosen: list[OodItem] = []
+    for other in rng.sample(others, len(others)):
+        if not any(_alike(other.question.text, earlier.question.text) for earlier in (item, *chosen)):
+            chosen.append(other)
+        if len(chosen) == 2:
+            break
+    return chosen
+
+
+def _alike(first: str, second: str) -> bool:
+    """Whether two questions share most of their words, numbers left out (the same template, other values)."""
+    words = [{word for word in tokens(text) if not any(char.isdigit() for char in word)} for text in (first, second)]
+    return len(words[0] & words[1]) >= 0.5 * max(1, len(words[0] | words[1]))
 
 
 async def _versions(written: dict[str, Question], languages: list[str], generator: OodGenerator,

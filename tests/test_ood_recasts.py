@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter, defaultdict
+from itertools import combinations
 
 import pytest
 
@@ -15,7 +16,7 @@ from abstaingen.generators.ood.builtin.roles import builtin_roles
 from abstaingen.generators.ood.policy import system_prompt
 from abstaingen.model.ood import LANGUAGES, PROMPT_VARIANTS, Question
 from abstaingen.ood_scoring import baseline_scores
-from abstaingen.pipelines.ood import plan_ood, run_ood
+from abstaingen.pipelines.ood import _alike, plan_ood, run_ood
 from abstaingen.validators.ood import hints_in, question_block, recast_consistency, recast_options
 
 ROLES = [role.policy for role in builtin_roles()]
@@ -147,6 +148,9 @@ def test_a_share_of_items_continue_a_conversation() -> None:
             assert [turn.role for turn in item.history] == ["user", "assistant"] * 2
             assert all(len(turn.content) == 1 for turn in item.history[1::2])  # answered with a letter
             assert question_block(item.question) not in item.history[0].content
+            # no earlier question is the same task with other numbers (a conversation, not a set of exercises)
+            earlier = [turn.content.split("\n")[0] for turn in item.history[::2]]
+            assert not any(_alike(first, second) for first, second in combinations([item.question.text, *earlier], 2))
         else:
             assert item.history == []
     share = sum(item.multi_turn is not None for item in items) / len(items)
