@@ -45,7 +45,7 @@ from abstaingen.ood_scoring import baseline_scores, tokens
 from abstaingen.pipelines.pairs import lost_to_infrastructure, merge_funnel
 from abstaingen.progress import report
 from abstaingen.store import counts_for_items
-from abstaingen.validators.dedup import DeduplicatedItems, EarlierItems, remove_duplicate_items
+from abstaingen.validators.dedup import DeduplicatedItems, EarlierItems, NearDuplicates, remove_duplicate_items
 from abstaingen.validators.ood import leakage_report, question_block
 
 T = TypeVar("T")
@@ -173,12 +173,22 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
 
     # In-scope: `id_per_role` questions no earlier release asked the role, the shortfall asked for again, up to
     # ID_ROUNDS times; half of each language's questions framed, chosen the same way in every language.
+    # a question is fresh when it is no near-duplicate (the dedup stage's test) of one an earlier release asked
+    # the role, nor of one this release took already: so the release is refilled now, not shrunk at dedup
     asked = (earlier or EarlierItems()).blocks_of(role.role_id)
+    asked_before, taken = NearDuplicates(sorted(asked)), NearDuplicates()
+
+    def fresh(group: Sequence[Question]) -> str | None:
+        blocks = [question_block(question) for question in group]
+        return ("asked_in_earlier_release" if any(block in asked or asked_before.similar(block) for block in blocks)
+                else "repeated_in_release" if any(taken.similar(block) for block in blocks) else None)
+
     chosen: dict[str, list[Question]] = {}
+    turned_down: set[str] = set()  # near-duplicates written this release: asked for again, they are shown too
     for _ in range(ID_ROUNDS):
         if (need := ood.id_per_role - len(chosen)) <= 0:
             break
-        shown = asked | {question_block(question) for group in chosen.values() for question in group}
+        shown = asked | turned_down | {question_block(question) for group in chosen.values() for question in group}
         written: dict[str, list[Question]] = defaultdict(list)
         for question in await generator.write_id_questions(role, need, plan.seed, sorted(shown)):
             written[question.question_id].append(question)
@@ -186,11 +196,14 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
         for question_id, group in written.items():
             if len(chosen) >= ood.id_per_role:
                 break
-            reason = ("asked_in_earlier_release" if any(question_block(q) in shown for q in group) else
-                      "repeated_in_release" if question_id in chosen else None)
+            reason = "repeated_in_release" if question_id in chosen else fresh(group)
             tallies.count("fresh", reason)
             if reason is None:
                 chosen[question_id] = group
+                for question in group:
+                    taken.add(question_block(question))
+            else:
+                turned_down.update(question_block(question) for question in group)
         if len(chosen) == before:
             break
     id_short = max(0, ood.id_per_role - len(chosen))
@@ -237,13 +250,15 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
         batch = []
         for question_id in queue:
             versions = versions_of[question_id]
-            repeated = any(question_block(version) in asked for version in versions.values())
-            tallies.count("fresh", "asked_in_earlier_release" if repeated else None)
-            if repeated:
+            reason = fresh(list(versions.values()))
+            tallies.count("fresh", reason)
+            if reason is not None:
                 continue
             if next(iter(versions.values())).subject in role.excluded_subjects:
                 tallies.count("relatedness", "subject_excluded_for_role")
                 continue
+            for version in versions.values():
+                taken.add(question_block(version))
             batch.append(question_id)
             if len(batch) >= ood.ood_per_role - accepted:
                 break

@@ -328,6 +328,26 @@ def test_questions_an_earlier_release_asked_are_skipped_and_the_release_is_refil
     assert "appointment_booking lacks 3 of 3" in assembled.refusal
 
 
+def test_a_near_duplicate_of_an_earlier_question_is_not_fresh_and_the_release_is_refilled() -> None:
+    from abstaingen.validators.dedup import EarlierItems, near_duplicate_verdicts
+
+    # a long question asked before, and the same question with one word added: the dedup stage would drop
+    # it as seen before, so the fresh stage must skip it and take another, or the release would shrink
+    long = ("Which of these is the name of the long river that flows through the old city of Vienna and then "
+            "on to Budapest and Belgrade before it reaches the Black Sea?")
+    near = question(long.replace("Which of these", "Which one of these"), ["Danube", "Rhine", "Elbe", "Oder"], 0, qid="near")
+    seen = question(long, ["Danube", "Rhine", "Elbe", "Oder"], 0, qid="seen")
+    assert near_duplicate_verdicts([question_block(near)], [question_block(seen)]) == ["seen_in_earlier_release"]
+    bank = QuestionBank(source="builtin", questions=[near, *FAR])
+    plan = plan_ood(FRESH_CONFIG.model_copy(update={"ood": FRESH_CONFIG.ood.model_copy(update={"ood_per_role": 6})}),
+                    "test", [ROLE])
+    earlier = EarlierItems(versions=["v1"], texts={"appointment_booking/en/direct_ood": [question_block(seen)]})
+    made = asyncio.run(role_items(plan, ROLE, bank, BuiltinOodGenerator(FRESH_CONFIG), earlier=earlier))
+    assert off_topic_ids(made)["direct_ood"] == {f"far{n}" for n in range(1, 7)} and made.bank_short == 0
+    tally = next(t for t in made.tallies if t.stage == "fresh")
+    assert tally.rejected == {"asked_in_earlier_release": 1}
+
+
 def test_a_question_whose_framing_fails_is_dropped_whole_and_replaced() -> None:
     from abstaingen.generators.base import ItemLost
 

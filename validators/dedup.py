@@ -103,29 +103,46 @@ def remove_near_duplicates(pairs: Sequence[TaskPair], earlier: EarlierReleases |
 Verdict = Literal["kept", "near_duplicate", "seen_in_earlier_release"]
 
 
+class NearDuplicates:
+    """Texts seen so far, indexed by MinHash bands, and whether a new text is a near-duplicate of one of them
+    (word 3-shingles with a Jaccard similarity of at least THRESHOLD)."""
+
+    def __init__(self, texts: Sequence[str] = ()) -> None:
+        self._sets: list[set[str]] = []
+        self._buckets: dict[tuple, list[int]] = defaultdict(list)
+        for text in texts:
+            self.add(text)
+
+    @staticmethod
+    def _bands(items: set[str]) -> list[tuple]:
+        rows = signature(items).reshape(BANDS, PERMUTATIONS // BANDS)
+        return [(band, *values.tolist()) for band, values in enumerate(rows)]
+
+    def similar(self, text: str) -> bool:
+        items = shingles(text)
+        candidates = {other for key in self._bands(items) for other in self._buckets[key]}
+        return any(jaccard(items, self._sets[other]) >= THRESHOLD for other in candidates)
+
+    def add(self, text: str) -> None:
+        items = shingles(text)
+        self._sets.append(items)
+        for key in self._bands(items):
+            self._buckets[key].append(len(self._sets) - 1)
+
+
 def near_duplicate_verdicts(texts: Sequence[str], earlier_texts: Sequence[str] = ()) -> list[Verdict]:
     """For records of any kind, by their texts in order: each is a near-duplicate of an earlier release's
     text (`seen_in_earlier_release`), else of a text kept before it (`near_duplicate`), else `kept`."""
-    sets = [shingles(text) for text in earlier_texts]
-    reference = len(sets)
-    sets += [shingles(text) for text in texts]
-    buckets: dict[tuple, list[int]] = defaultdict(list)
-    rows = PERMUTATIONS // BANDS
+    earlier, kept = NearDuplicates(earlier_texts), NearDuplicates()
     verdicts: list[Verdict] = []
-    for index, items in enumerate(sets):
-        bands = signature(items).reshape(BANDS, rows)
-        if index >= reference:
-            candidates = {other for band, values in enumerate(bands) for other in buckets[(band, *values.tolist())]}
-            similar = [other for other in candidates if jaccard(items, sets[other]) >= THRESHOLD]
-            if any(other < reference for other in similar):
-                verdicts.append("seen_in_earlier_release")
-                continue
-            if similar:
-                verdicts.append("near_duplicate")
-                continue
+    for text in texts:
+        if earlier.similar(text):
+            verdicts.append("seen_in_earlier_release")
+        elif kept.similar(text):
+            verdicts.append("near_duplicate")
+        else:
             verdicts.append("kept")
-        for band, values in enumerate(bands):
-            buckets[(band, *values.tolist())].append(index)
+            kept.add(text)
     return verdicts
 
 
