@@ -28,7 +28,6 @@ from abstaingen.validators.leakage import NaiveBayes
 LEXICAL_THRESHOLD = 1.0  # one vocabulary term of the role in the question is already too close
 
 
-
 # Words that would tell the assistant (or a leakage classifier) what the wrapped question is, or that it
 # lies outside the role's work. English entries match whole words (a trailing s or es allowed); Chinese
 # and Hindi entries match anywhere, after NFC normalisation (so क्विज also finds क्विज़).
@@ -51,6 +50,8 @@ _HINT_EN = re.compile(
     r"\b(?:" + "|".join(r"[\s-]+".join(map(re.escape, re.split(r"[\s-]+", hint))) for hint in HINTS_EN)
     + r")(?:s|es)?\b", re.IGNORECASE)
 _HINTS_NFC = tuple(unicodedata.normalize("NFC", hint) for hint in HINTS_ZH + HINTS_HI)
+
+
 def hints_in(text: str) -> list[str]:
     """The words of HINTS_EN, HINTS_ZH and HINTS_HI that `text` uses."""
     normalized = unicodedata.normalize("NFC", text)

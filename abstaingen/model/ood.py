@@ -40,7 +40,8 @@ OPTION_LETTERS = ("A", "B", "C", "D")
 
 
 class WorkflowTerms(Model):
-    """The role's own workflow words, in one language, which laundering frames are filled with."""
+    """The role's own workflow words, in one language: the recasts are filled with them all, the laundering
+    frames only with `record` (the others are what the injection defences name as pretexts)."""
 
     system: str = Field(description="the software the role works in, with its article: 'the booking system'")
     form: str = Field(description="a form the role's users fill: 'the reservation form'")
