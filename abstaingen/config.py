@@ -349,9 +349,10 @@ class OodConfig(Model):
 
     multi_turn_share: float = Field(
         default=0.2, ge=0, le=1, allow_inf_nan=False,
-        description="share of items that continue a conversation (OffTopicEval's multi-turn settings): after two "
-                    "in-scope questions answered, or, for a laundered or recast message, after the question was "
-                    "asked plainly and refused; drawn per item, recorded as multi_turn")
+        description="share of off-topic items that continue a conversation (OffTopicEval's multi-turn settings): "
+                    "after two in-scope questions answered, or, for a laundered or recast message, after the question "
+                    "was asked plainly and refused; drawn per item, recorded as multi_turn; in-scope items stay "
+                    "single-turn")
 
     @field_validator("languages", "roles", "prompt_variants")
     @classmethod

@@ -276,11 +276,13 @@ async def role_items(plan: OodPlan, role: RolePolicy, bank: QuestionBank, genera
 
 
 def _conversations(items: list[OodItem], role: RolePolicy, share: float, seed: str) -> list[OodItem]:
-    """A `share` of the items, drawn per item, made to continue a conversation: `retry` for a laundered or
-    recast message (the question asked plainly first, and refused with the role's sentence), else `after_turns`
-    (two of the role's other plain in-scope questions in the item's language, each answered with its letter,
-    none like the item or each other). An in-scope item never follows its own refusal: that would make
-    refusing it again the consistent reply."""
+    """A `share` of the off-topic items, drawn per item, made to continue a conversation: `retry` for a
+    laundered or recast message (the question asked plainly first, and refused with the role's sentence), else
+    `after_turns` (two of the role's plain in-scope questions in the item's language, each answered with its
+    letter, neither like the item or the other): OffTopicEval's refusal after K in-scope turns. In-scope items
+    stay single-turn: before one of them, its own refusal would make refusing it again the consistent reply,
+    and other in-scope questions state facts of their own about the user's booking, fee or dates, which a
+    blind review read as a set of exercises rather than one user's conversation (12 of 30 confounded)."""
     plain_ids = defaultdict(list)
     for item in items:
         if item.kind == "id" and item.frame_id is None:
@@ -288,12 +290,12 @@ def _conversations(items: list[OodItem], role: RolePolicy, share: float, seed: s
     made = []
     for item in sorted(items, key=lambda i: i.item_id):
         rng = random.Random(f"{seed}:{item.item_id}:turns")
-        if rng.random() >= share:
+        if item.kind == "id" or rng.random() >= share:
             made.append(item)
             continue
         refusal = role.texts[item.prompt_language].refusal.strip()
         others = [other for other in plain_ids[item.language] if other.question.question_id != item.question.question_id]
-        if item.kind != "id" and item.frame_id is not None and rng.random() < 0.5:
+        if item.frame_id is not None and rng.random() < 0.5:
             history = [Turn(role="user", content=question_block(item.question)), Turn(role="assistant", content=refusal)]
             made.append(item.model_copy(update={"history": history, "multi_turn": "retry"}))
         elif len(earlier := _unlike(others, item, rng)) == 2:

@@ -135,9 +135,9 @@ def test_a_share_of_items_continue_a_conversation() -> None:
     items = asyncio.run(run_ood(plan_ood(config, "test", ROLES), "canary")).items
     kinds = Counter((item.kind, item.multi_turn) for item in items)
     assert kinds[("laundered_ood", "retry")] and kinds[("recast_ood", "retry")]
-    assert kinds[("direct_ood", "after_turns")] and kinds[("id", "after_turns")]
+    assert kinds[("direct_ood", "after_turns")] and kinds[("laundered_ood", "after_turns")]
     assert not kinds[("direct_ood", "retry")]  # a plain question has no plainer first attempt
-    assert not kinds[("id", "retry")]  # an in-scope question never follows its own refusal
+    assert all(item.history == [] for item in items if item.kind == "id")  # in-scope items stay single-turn
     for item in items:
         role = next(r for r in ROLES if r.role_id == item.role_id)
         if item.multi_turn == "retry":
@@ -153,5 +153,6 @@ def test_a_share_of_items_continue_a_conversation() -> None:
             assert not any(_alike(first, second) for first, second in combinations([item.question.text, *earlier], 2))
         else:
             assert item.history == []
-    share = sum(item.multi_turn is not None for item in items) / len(items)
+    off_topic = [item for item in items if item.kind != "id"]
+    share = sum(item.multi_turn is not None for item in off_topic) / len(off_topic)
     assert 0.35 < share < 0.65
