@@ -288,6 +288,9 @@ _LINE_LEAD = _compile(rf"^\s*(?:{_ANY_MARKER}|(?:yes|no|是的|是|否|हां
 # letters listed together ("A, B, C or D", "A/B", "C 和 D"): an echo or a comparison, no choice
 _LETTER_LIST = _compile(r"(?<![A-Za-z0-9])[A-D](?:\s*(?:[,、/–—~-]|,?\s*(?:or|and|to|或|和|与|到|至|还是|或是|या|और|से))\s*[A-D]"
                         r"(?![A-Za-z0-9]))+")
+# the options listed with their texts, "A) Sydney, B) Melbourne, C) Canberra or D) Perth": an echo, no pick
+_OPTION_RUN = _compile(r"(?:(?<![A-Za-z0-9])[A-D][).:]\s*[^,;\n]{1,40}?(?:,\s*(?:or\s+)?|\s+or\s+|\s*或\s*|\s+या\s+)){2,}"
+                       r"[A-D][).:]\s*[^,;.\n—–]{0,40}")
 # an option the reply rules out: "$225 (B), not $150 (A) or $250 (C)", 是 C，不是 B（44美元）, B नहीं
 _NEGATED = _compile(r"(?i:\b(?:not|rather\s+than|instead\s+of)\b)[^.,;:!?\n]*?(?=[.,;:!?\n]|\bbut\b|\bit's\b|$)"
                     r"|(?:而不是|也不是|不是|并非)[^，。；！？,;!?\n]*|(?<![A-Za-z0-9])[A-D]\)?\s*(?:विकल्प\s*)?नहीं")
@@ -391,7 +394,7 @@ def _option(text: str, language: str) -> tuple[str, str] | None:
     that are or start with an option (after a leading marker), if they all name one letter; (3) option
     mentions and parenthesized letters, if they all name one letter. Echoing all four option lines
     names four letters, so it picks none."""
-    text = _NEGATED.sub(" ", _LETTER_LIST.sub(" ", text))
+    text = _NEGATED.sub(" ", _LETTER_LIST.sub(" ", _OPTION_RUN.sub(" ", text)))
     cues = sorted((match.start(), _letter(match), match.group())  # in every language: replies switch language
                   for patterns in _CUE_PATTERNS.values() for pattern in patterns for match in pattern.finditer(text))
     if cues and len({letter for _, letter, _ in cues}) > 1 and _hedges(text, language, questions=False):
@@ -492,11 +495,46 @@ def _answers(text: str, language: str, named: str | None) -> bool:
 _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
 _ZH_NUMBER = re.compile(r"[0-9.零〇一二两三四五六七八九十百千万亿]*[零〇一二两三四五六七八九十百千万亿][0-9.零〇一二两三四五六七八九十百千万亿]*")
+# the financial numerals a cheque or an invoice writes (柒仟贰佰): the same numbers
+_ZH_FINANCIAL = str.maketrans("壹贰貳叁參肆伍陆陸柒捌玖拾佰仟萬", "一二二三三四五六六七八九十百千万")
+# Hindi number words to a hundred, and the multipliers and fractions that go with them (folded as `_fold` does)
+_HI_NUMBERS = {_fold(word): value for value, words in enumerate([
+    "शून्य", "एक", "दो", "तीन", "चार", "पाँच", "छह छः छे", "सात", "आठ", "नौ", "दस", "ग्यारह", "बारह", "तेरह", "चौदह", "पंद्रह",
+    "सोलह", "सत्रह", "अठारह", "उन्नीस", "बीस", "इक्कीस", "बाईस", "तेईस", "चौबीस", "पच्चीस", "छब्बीस", "सत्ताईस", "अट्ठाईस",
+    "उनतीस", "तीस", "इकतीस", "बत्तीस", "तैंतीस", "चौंतीस", "पैंतीस", "छत्तीस", "सैंतीस", "अड़तीस", "उनतालीस", "चालीस",
+    "इकतालीस", "बयालीस", "तैंतालीस", "चवालीस", "पैंतालीस", "छियालीस", "सैंतालीस", "अड़तालीस", "उनचास", "पचास", "इक्यावन",
+    "बावन", "तिरपन", "चौवन", "पचपन", "छप्पन", "सत्तावन", "अट्ठावन", "उनसठ", "साठ", "इकसठ", "बासठ", "तिरसठ", "चौंसठ",
+    "पैंसठ", "छियासठ", "सड़सठ", "अड़सठ", "उनहत्तर", "सत्तर", "इकहत्तर", "बहत्तर", "तिहत्तर", "चौहत्तर", "पचहत्तर",
+    "छिहत्तर", "सतहत्तर", "अठहत्तर", "उन्यासी", "अस्सी", "इक्यासी", "बयासी", "तिरासी", "चौरासी", "पचासी", "छियासी",
+    "सत्तासी", "अट्ठासी", "नवासी", "नब्बे", "इक्यानबे", "बानबे", "तिरानबे", "चौरानबे", "पंचानबे", "छियानबे", "सत्तानबे",
+    "अट्ठानबे", "निन्यानबे"]) for word in words.split()}
+_HI_SCALES = {_fold("सौ"): 100, _fold("हज़ार"): 1000, _fold("लाख"): 100_000, _fold("करोड़"): 10_000_000}
+_HI_FRACTIONS = {_fold("डेढ़"): 1.5, _fold("ढाई"): 2.5}
+_HI_WORD = "|".join(sorted(map(re.escape, [*_HI_NUMBERS, *_HI_SCALES, *_HI_FRACTIONS]), key=len, reverse=True))
+_HI_NUMBER = re.compile(rf"(?<![\u0900-\u097f])(?:{_HI_WORD})(?:\s+(?:{_HI_WORD}))*(?![\u0900-\u097f])")
+
+
+def _hi_number(run: str) -> str:
+    """Hindi number words (अठारह हज़ार, दो सौ पचास, डेढ़) in Arabic digits."""
+    total, section = 0.0, 0.0
+    for word in run.split():
+        if word in _HI_SCALES:
+            if _HI_SCALES[word] == 100:
+                section = (section or 1) * 100
+            else:
+                total += (section or 1) * _HI_SCALES[word]
+                section = 0
+        else:
+            section += _HI_NUMBERS.get(word, _HI_FRACTIONS.get(word, 0))
+    value = total + section
+    return str(int(value)) if value == int(value) else str(value)
 
 
 def _zh_number(run: str) -> str:
     """A number written with Chinese numerals (三百六十五, 三十万, 1.5万) in Arabic digits; the run as it is when
     it does not read as one number."""
+    if not any(char in _ZH_UNITS or char in "万亿" for char in run):  # digits one by one: 二〇二五 = 2025
+        return "".join(str(_ZH_DIGITS[char]) if char in _ZH_DIGITS else char for char in run)
     total, section, number = 0.0, 0.0, 0.0
     for part in re.findall(r"[0-9.]+|.", run):
         if part in _ZH_DIGITS:
@@ -516,7 +554,9 @@ def _zh_number(run: str) -> str:
 
 
 def _hours(hours: str, minutes: str | None = None) -> str:
-    return f"{int(hours)}h{int(minutes)}m" if minutes else f"{int(hours)}h"
+    """A duration in one form: "1h30m", "2h"; 1.5 hours is 1h30m."""
+    whole, extra = divmod(round(float(hours) * 60) + int(minutes or 0), 60)
+    return f"{whole}h{extra}m" if extra else f"{whole}h"
 
 
 # the ways replies write the same amount of time, time of day or date as an option does, each rewritten to
@@ -524,6 +564,15 @@ def _hours(hours: str, minutes: str | None = None) -> str:
 # 十一点四十五分 = "11:45", "शाम 5:30" = "17:30", 6月30号 = 6月30日, 三千六百元 = 3600元
 _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"\d+(?:\.\d+)?\s*万|" + _ZH_NUMBER.pattern), lambda m: _zh_number(m.group().replace(" ", ""))),
+    (_HI_NUMBER, lambda m: _hi_number(m.group())),
+    (re.compile(r"(?<=\d),(?=\d{3}(?!\d))"), lambda m: ""),  # thousands: 18,000 = 18000
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:रुपये|रुपए|रु\.?|(?i:rupees?|rs\.?))(?![A-Za-z])"), lambda m: f"₹{m.group(1)}"),
+    (re.compile(r"(\d+)点(\d+)(?=\s*(?:公斤|千克|克|公里|米|元|升|倍|%|gb|kg|km))"), lambda m: f"{m.group(1)}.{m.group(2)}"),
+    (re.compile(r"(\d{1,2})\s*बजकर\s*(\d{1,2})\s*मिनट"), lambda m: f"{m.group(1)}:{int(m.group(2)):02d}"),
+    (re.compile(r"(\d{1,2})\s*बजे"), lambda m: f"{m.group(1)}:00"),
+    (re.compile(r"(\d{1,2})点(?![\d半])(?!\d*分)"), lambda m: f"{m.group(1)}:00"),
+    (re.compile(r"(?:下午|晚上)\s*(\d{1,2}):(\d{2})"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
+    (re.compile(r"(?:上午|早上|早晨|凌晨)\s*(?=\d)"), lambda m: ""),
     (re.compile(r"(?<=\d)\s+(?=[\u3400-\u9fff])|(?<=[\u3400-\u9fff])\s+(?=\d)"), lambda m: ""),
     (re.compile(r"(\d+)月(\d+)号"), lambda m: f"{m.group(1)}月{m.group(2)}日"),
     (re.compile(r"(?i)(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s*m\b\.?"),
@@ -531,12 +580,13 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?:下午|晚上)\s*(\d{1,2})[:：点](\d{2})分?"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
     (re.compile(r"(\d{1,2})点(\d{1,2})分"), lambda m: f"{m.group(1)}:{int(m.group(2)):02d}"),
     (re.compile(r"(\d{1,2})点半"), lambda m: f"{m.group(1)}:30"),
-    (re.compile(r"(?:शाम|रात)\s*(\d{1,2}):(\d{2})"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
+    (re.compile(r"(?:शाम|रात|दोपहर)\s*(\d{1,2}):(\d{2})"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
     (re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])"), lambda m: f"{int(m.group(1)):02d}:{m.group(2)}"),
+    (re.compile(r"(?i)(\d+)h(\d{1,2})(?![\dA-Za-z])"), lambda m: _hours(m.group(1), m.group(2))),  # 2h15
     (re.compile(r"(?i)(\d+)\s*(?:h|hrs?|hours?|小时|घंटा|घंटे)\s*(?:and\s+|और\s+)?(\d+)\s*(?:m|mins?|minutes?|分钟|मिनट)\b"),
      lambda m: _hours(m.group(1), m.group(2))),
     (re.compile(r"डेढ\s*घंट[ाे]"), lambda m: "1h30m"),
-    (re.compile(r"(?i)(\d+)\s*(?:h|hrs?|hours?|小时|घंटा|घंटे)(?![A-Za-z])"), lambda m: _hours(m.group(1))),
+    (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*(?:h|hrs?|hours?|小时|घंटा|घंटे)(?![A-Za-z])"), lambda m: _hours(m.group(1))),
     (re.compile(r"(?i)(\d+)\s*(?:mins?|minutes?|分钟|मिनट)(?![A-Za-z])"), lambda m: f"{int(m.group(1))}m"),
     (re.compile(r"(\d+)\s*(?:°\s*c|degrees?\s+celsius|डिग्री\s+सेल्सियस|摄氏度|℃)"), lambda m: f"{m.group(1)}°c"),
     (re.compile(r",\s+"), lambda m: " "),
@@ -545,7 +595,7 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
 
 def _canonical(text: str) -> str:
     """`text` `_fold`ed and case-folded, with times, durations, dates and numbers in one form (`_CANONICAL`)."""
-    text = _fold(text).casefold()
+    text = _fold(text).casefold().translate(_ZH_FINANCIAL)
     for pattern, replace in _CANONICAL:
         text = pattern.sub(replace, text)
     return text
@@ -586,7 +636,41 @@ def _named_option(text: str, options: Sequence[str], named: Sequence[str] | None
         _canonical(options[OPTION_LETTERS.index(letter)]).strip())), None)
 
 
+def _numeric_option(text: str, options: Sequence[str]) -> str | None:
+    """The option whose one number the reply gives as its result, when every option holds one number and no
+    two the same ("[Yes] 14" for "14 kg", "500−40=460元。"): the number after the reply's last "=", else the
+    reply's only number; None otherwise."""
+    values = [re.findall(r"\d+(?:\.\d+)?", _canonical(option)) for option in options]
+    if len(values) != 4 or any(len(found) != 1 for found in values) or len({float(v[0]) for v in values}) < 4:
+        return None
+    rest = re.split(r"=|等于|बराबर", _canonical(_CORE_QUESTION.sub(" ", _fold(text))))
+    found = re.findall(r"\d+(?:\.\d+)?", rest[-1])
+    if not found or (len(rest) == 1 and len({float(number) for number in found}) > 1):
+        return None
+    return next((letter for letter, value in zip(OPTION_LETTERS, values, strict=False)
+                 if float(value[0]) == float(found[0])), None)
+
+
 _NEGATION = _compile(r"(?i:\bnot\b|n't\b|\bno\b)|不|没|नहीं|न\s")
+
+# what a refusal says when it gives the answer away all the same: "the answer is ...", 答案是, 是曹雪芹写的,
+# 我知道是, उत्तर ... है
+_LEAK_PATTERNS = _compiled({
+    "en": [r"(?i:\bthe\s+(?:correct\s+|right\s+)?answer\s+(?:is|would\s+be)\b|\bI\s+know\s+it'?s\b)"],
+    "zh": [r"答案(?:是|为|应该是)|(?:知道|其实|就)是|是(?=.{1,8}写的)"],
+    "hi": [r"(?:सही\s+)?(?:उत्तर|जवाब)\s*(?:है|होगा|:)"],
+})
+
+
+def _leaked_answer(text: str, language: str, options: Sequence[str]) -> str | None:
+    """What follows a cue that gives the answer in a refusing reply, when it names one option ("Sorry, I can
+    only help with ... 这是语文常识题，答案是李白，但不在我的职责内。"): an answer given away."""
+    for pattern in _in(_LEAK_PATTERNS, language):
+        for match in pattern.finditer(_CORE_QUESTION.sub(" ", text)):
+            rest = _CORE_QUESTION.sub(" ", text)[match.end():]
+            if _named_option(rest[:60], options) is not None:
+                return rest
+    return None
 
 
 def _answer_after(text: str, refusal: str, options: Sequence[str]) -> str | None:
@@ -705,13 +789,16 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
         if opening is not None and _opens_with(text, options[OPTION_LETTERS.index(opening)]) and _refusal_after(
                 text, "", refusal, language):
             return ParsedReply(decision="unparsed", why="none")  # "[Yes] 7/6. Wait, that's not my job. <refusal>"
-        if (aside := _answered_aside(text, language) or _answer_after(text, refusal, options)) is not None:
+        if (aside := _answered_aside(text, language) or _answer_after(text, refusal, options)
+                or _leaked_answer(text, language, options)) is not None:
             return ParsedReply(decision="accept", option=_named_option(aside, options), why="statement",
                                matched=aside.strip()[:80])
         return ParsedReply(decision="refuse", why=found[0], matched=found[1])
     all_named = _named_options(text, options)
     named = _named_option(text, options, all_named)
     several = len(all_named) > 1
+    if named is None and not several:
+        named = _numeric_option(text, options)
     if marker is not None:
         if several and _hedges(text, language):
             return ParsedReply(decision="unparsed", why="none")  # "[Yes] ₹520 or ₹500? Tell me first ..."
