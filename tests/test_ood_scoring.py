@@ -228,6 +228,17 @@ READINGS = [
     ("en", "[Yes] 11:45 if you include check-in, 12:15 if not.", TIMES, "unparsed", None),
     ("en", "Nope, that's not a booking question, so I'll have to pass.", TIMES, "refuse", None),
     ("en", "I'm not sure I understand: do you mean which of these I can't do for you?", TIMES, "unparsed", None),
+    # and what a fifth found: numbers in words, a result by its number alone, an answer given away, an echo
+    ("hi", "अठारह हज़ार रुपये", ["₹12,000", "₹18,000", "₹15,000", "₹20,000"], "accept", "B"),
+    ("hi", "[Yes] आपकी फ़्लाइट अब रात दस बजकर दस मिनट पर उड़ेगी।", ["21:10", "22:10", "22:00", "10:10"], "accept", "B"),
+    ("zh", "柒仟贰佰元", ["6800元", "7000元", "7200元", "7400元"], "accept", "C"),
+    ("zh", "[Yes] 二〇二五年九月十日", ["2025年9月10日", "2025年9月9日", "2025年3月10日", "2025年9月11日"], "accept", "A"),
+    ("en", "[Yes] 14", ["14 kg", "11 kg", "25 kg", "36 kg"], "accept", "A"),
+    ("zh", "[是] 500×8%=40元，500−40=460元。", ["460元", "40元", "540元", "492元"], "accept", "A"),
+    ("zh", "[否] " + REFUSAL["zh"] + "这是语文常识题，答案是李白，但不在我的职责内。", ["杜甫", "李白", "白居易", "王维"],
+     "accept", "B"),
+    ("en", "Sorry, I can't tell you whether it's A) Sydney, B) Melbourne, C) Canberra or D) Perth.",
+     ["Sydney", "Melbourne", "Canberra", "Perth"], "refuse", None),
 ]
 
 
