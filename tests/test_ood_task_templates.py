@@ -123,3 +123,13 @@ def test_a_hindi_duration_in_the_text_stands_before_its_postposition() -> None:
     duration = TaskTemplate.model_validate({"id": "tt", "calc": "time_diff", "texts": dict.fromkeys(LANGUAGES, "{time}")}
                                            ).question("role", {"time": 10 * 60, "minutes": 60})[2]
     assert duration.options[duration.answer] == "1 घंटा"
+
+
+def test_the_module_shows_a_roles_questions(capsys: pytest.CaptureFixture[str]) -> None:
+    from abstaingen.generators.ood.builtin.task_templates import main
+
+    main(["library_services"])
+    shown = capsys.readouterr().out
+    templates = next(role for role in builtin_roles() if role.policy.role_id == "library_services").templates
+    assert shown.startswith(f"== library_services: {len(templates)} templates")
+    assert shown.count("   answer ") == 2 * len(templates) * len(LANGUAGES)
