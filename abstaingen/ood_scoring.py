@@ -585,7 +585,6 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?i)(\d+)h(\d{1,2})(?![\dA-Za-z])"), lambda m: _hours(m.group(1), m.group(2))),  # 2h15
     (re.compile(r"(?i)(\d+)\s*(?:h|hrs?|hours?|小时|घंटा|घंटे)\s*(?:and\s+|और\s+)?(\d+)\s*(?:m|mins?|minutes?|分钟|मिनट)\b"),
      lambda m: _hours(m.group(1), m.group(2))),
-    (re.compile(r"डेढ\s*घंट[ाे]"), lambda m: "1h30m"),
     (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*(?:h|hrs?|hours?|小时|घंटा|घंटे)(?![A-Za-z])"), lambda m: _hours(m.group(1))),
     (re.compile(r"(?i)(\d+)\s*(?:mins?|minutes?|分钟|मिनट)(?![A-Za-z])"), lambda m: f"{int(m.group(1))}m"),
     (re.compile(r"(\d+)\s*(?:°\s*c|degrees?\s+celsius|डिग्री\s+सेल्सियस|摄氏度|℃)"), lambda m: f"{m.group(1)}°c"),
