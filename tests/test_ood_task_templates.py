@@ -126,7 +126,7 @@ def test_a_hindi_duration_in_the_text_stands_before_its_postposition() -> None:
 
 
 def test_the_module_shows_a_roles_questions(capsys: pytest.CaptureFixture[str]) -> None:
-    from abstaingen.generators.ood.builtin.task_templates import main
+    from abstaingen.generators.ood.builtin.roles import main
 
     main(["library_services"])
     shown = capsys.readouterr().out

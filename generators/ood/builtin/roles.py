@@ -93,3 +93,28 @@ def builtin_roles() -> tuple[BuiltinRole, ...]:
 def _first(exc: ValidationError) -> str:
     error = exc.errors()[0]
     return f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print what builtin roles' task templates make: each template's parameter draws, and two questions of
+    each in every language, with the answer."""
+    import argparse
+    import random
+
+    from abstaingen.validators.ood import question_block
+
+    parser = argparse.ArgumentParser(description="show what a builtin role's task templates make")
+    parser.add_argument("roles", nargs="+", help="role_ids (roles/<role_id>.yaml)")
+    for role_id in parser.parse_args(argv).roles:
+        role = read_role(FOLDER / f"{role_id}.yaml")
+        print(f"== {role_id}: {len(role.templates)} templates, {sum(t.space() for t in role.templates)} draws")
+        for template in role.templates:
+            print(f"-- {template.id} ({template.calc}), {template.space()} draws")
+            rng = random.Random(7)
+            for _ in range(2):
+                for question in template.draw(role_id, rng, lambda group: False):
+                    print(f"{question_block(question)}\n   answer {'ABCD'[question.answer]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -18,7 +18,7 @@ the wrong operation), never random values.
 See what a role's templates make (each template's parameter space, and two questions of each in every
 language, with the answer):
 
-    python -m abstaingen.generators.ood.builtin.task_templates library_services
+    python -m abstaingen.generators.ood.builtin.roles library_services
 
 A parameter is a list of values, or {min, max, step}; dates are days of the year (1 March to 31 October, so
 that no sum crosses February or the new year), times minutes after midnight, money whole cents. `money` (per
@@ -285,25 +285,3 @@ def task_questions(role_id: str, templates: Sequence[TaskTemplate], count: int, 
         live = still
     return made
 
-
-def main(argv: Sequence[str] | None = None) -> None:
-    import argparse
-
-    from abstaingen.generators.ood.builtin.roles import FOLDER, read_role
-    from abstaingen.validators.ood import question_block
-
-    parser = argparse.ArgumentParser(description="show what a builtin role's task templates make")
-    parser.add_argument("roles", nargs="+", help="role_ids (roles/<role_id>.yaml)")
-    for role_id in parser.parse_args(argv).roles:
-        role = read_role(FOLDER / f"{role_id}.yaml")
-        print(f"== {role_id}: {len(role.templates)} templates, {sum(t.space() for t in role.templates)} draws")
-        for template in role.templates:
-            print(f"-- {template.id} ({template.calc}), {template.space()} draws")
-            rng = random.Random(7)
-            for _ in range(2):
-                for question in template.draw(role_id, rng, lambda group: False):
-                    print(f"{question_block(question)}\n   answer {'ABCD'[question.answer]}")
-
-
-if __name__ == "__main__":
-    main()
