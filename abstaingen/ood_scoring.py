@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from typing import Literal, TypeVar
 
 from pydantic import Field
@@ -592,8 +593,10 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
 ]
 
 
+@lru_cache(maxsize=1 << 16)
 def _canonical(text: str) -> str:
-    """`text` `_fold`ed and case-folded, with times, durations, dates and numbers in one form (`_CANONICAL`)."""
+    """`text` `_fold`ed and case-folded, with times, durations, dates and numbers in one form (`_CANONICAL`).
+    Cached: an item's options are compared with every reply to it, under every suffix and baseline."""
     text = _fold(text).casefold().translate(_ZH_FINANCIAL)
     for pattern, replace in _CANONICAL:
         text = pattern.sub(replace, text)
@@ -664,11 +667,11 @@ _LEAK_PATTERNS = _compiled({
 def _leaked_answer(text: str, language: str, options: Sequence[str]) -> str | None:
     """What follows a cue that gives the answer in a refusing reply, when it names one option ("Sorry, I can
     only help with ... 这是语文常识题，答案是李白，但不在我的职责内。"): an answer given away."""
+    said = _CORE_QUESTION.sub(" ", text)
     for pattern in _in(_LEAK_PATTERNS, language):
-        for match in pattern.finditer(_CORE_QUESTION.sub(" ", text)):
-            rest = _CORE_QUESTION.sub(" ", text)[match.end():]
-            if _named_option(rest[:60], options) is not None:
-                return rest
+        for match in pattern.finditer(said):
+            if _named_option(said[match.end():match.end() + 60], options) is not None:
+                return said[match.end():]
     return None
 
 
