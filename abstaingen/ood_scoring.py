@@ -162,10 +162,15 @@ _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u201c": 
                          **{chr(0x0966 + digit): str(digit) for digit in range(10)}})  # and Devanagari digits
 
 
+_VULGAR_VALUES = {"¼": .25, "½": .5, "¾": .75}
+_VULGAR = re.compile(r"(\d*)\s*([¼½¾])")
+
+
 def _fold(text: str) -> str:
     """NFKC (full-width letters, brackets and colons become ASCII), curly apostrophes straightened, and
     Hindi spelling variants folded: no nukta, chandrabindu as anusvara (हाँ = हां, ज़ = ज). Patterns are
     written through it too, so they may use either spelling."""
+    text = _VULGAR.sub(lambda m: str(int(m.group(1) or 0) + _VULGAR_VALUES[m.group(2)]), text)  # 1¾ = 1.75
     text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
     return text.replace(_NUKTA, "").replace(_CANDRABINDU, _ANUSVARA)
 
@@ -238,7 +243,8 @@ _ANSWER_CUES = {
            rf"(?:answer|option|choice)\s+(?:is|would\s+be)|\bI\s*(?:would|will|'d)?\s*(?:choose|pick|select|go\s+with))"
            rf"\s*(?i:(?:option|letter|choice)\s*)?{_ANY_CASE}",
            rf"{_BARE}\s+(?i:is\s+(?:the\s+)?(?:correct|right))",
-           rf"(?i:\b(?:it's|it\s+is|that's|that\s+is|that\s+would\s+be|would\s+be|should\s+be|must\s+be|go\s+with|"
+           rf"(?i:\b(?:it's|its|it\s+is)\s+){_LETTER}(?=\s+(?i:I\s+(?:think|guess|believe)|probably|maybe))",
+           rf"(?i:\b(?:it's|its|it\s+is|that's|that\s+is|that\s+would\s+be|would\s+be|should\s+be|must\s+be|go\s+with|"
            rf"going\s+with|I'd\s+say|I\s+think|I\s+believe|so|therefore|hence|thus|maybe|probably|perhaps|answer|"
            rf"i\.e\.|that\s+is|namely))"
            rf"\s+(?i:option\s+)?{_ANY_CASE}{_ENDS}"],
@@ -261,6 +267,7 @@ for _cues in _ANSWER_CUES.values():
 _DEVANAGARI_LETTERS = {"ए": "A", "बी": "B", "सी": "C", "डी": "D", "क": "A", "ख": "B", "ग": "C", "घ": "D"}
 _ANSWER_CUES["hi"].append(r"(?:विकल्प|उत्तर|जवाब)\s*(?:है|होगा)?\s*[:\-–—]?\s*(?:विकल्प)?\s*(ए|बी|सी|डी|क|ख|ग|घ)"
                           r"(?![\u0900-\u0963\u0966-\u097f])")
+_ANSWER_CUES["hi"].append(r"[\]】][ \t]*(ए|बी|सी|डी)(?![\u0900-\u0963\u0966-\u097f])")  # "[हाँ] सी"
 # mentions: "option B", 选项B, B选项, विकल्प B, "(B)"; they count only when all name the same letter
 _MENTIONS = {
     "en": [rf"(?i:\b(?:option|choice|letter|code))\s*{_ANY_CASE}"],
@@ -294,12 +301,12 @@ _OPTION_RUN = _compile(r"(?:(?<![A-Za-z0-9])[A-D][).:]\s*[^,;\n]{1,40}?(?:,\s*(?
                        r"[A-D][).:]\s*[^,;.\n—–]{0,40}")
 # an option the reply rules out: "$225 (B), not $150 (A) or $250 (C)", 是 C，不是 B（44美元）, B नहीं
 _NEGATED = _compile(r"(?i:\b(?:not|rather\s+than|instead\s+of)\b)[^.,;:!?\n]*?(?=[.,;:!?\n]|\bbut\b|\bit's\b|$)"
-                    r"|(?:而不是|也不是|不是|并非)[^，。；！？,;!?\n]*|(?<![A-Za-z0-9])[A-D]\)?\s*(?:विकल्प\s*)?नहीं")
+                    r"|(?:而不是|也不是|不是|并非)[^，。；！？,;!?\n]*|(?<![A-Za-z0-9])[A-D]\)?\s*(?:विकल्प\s*)?नहीं|[^\s,，।]+\s*नहीं(?=[\s,，।]|$)")
 # a line that is only a letter: "B", "(b)", "D."
 _ALONE = _compile(r"(?m)^[ \t]*[(\[【]?[ \t]*([A-Da-d])[ \t]*[)\]】]?[ \t]*[.。]?[ \t]*$")
 # the first line of a q_ground reply, which restates the question (and may name its options): no answer
 _CORE_QUESTION = _compile(r"(?im)^\s*(?:(?:the\s+)?core\s+question|.{0,12}核心问题|.{0,24}मूल\s+प्रश्न)[^\n]*?"
-                          r"(?:[?？。।]|(?<![A-D])\.(?=\s)|$)")
+                          r"(?:[?？。।]|(?-i:(?<![A-D]))\.(?=\s)|$)")
 
 _REFUSAL_PHRASES = {
     "en": [r"\bI\s*(?:can\s*not|can't|cannot|am\s+(?:not\s+able|unable)|'m\s+(?:not\s+able|unable)|won't|will\s+not|"
@@ -389,37 +396,63 @@ def _letter(match: re.Match[str]) -> str:
     return _DEVANAGARI_LETTERS.get(letter, letter.upper())
 
 
-def _option(text: str, language: str) -> tuple[str, str] | None:
+def _blank(pattern: re.Pattern[str], text: str) -> str:
+    """`text` with `pattern`'s matches blanked out, the rest where it was (so a place found in it is a place in
+    `text`)."""
+    return pattern.sub(lambda match: re.sub(r"[^\n]", " ", match.group()), text)
+
+
+_Found = tuple[str, str, int]  # a letter, the text that shows it, where that text ends
+
+
+def _line_letters(text: str) -> tuple[list[_Found], list[_Found]]:
+    """The lines that are only a letter ("B", "(b)") and the lines that start with one ("B. Paris")."""
+    alone = [(_letter(match), match.group().strip(), match.end()) for match in _ALONE.finditer(text)]
+    starts = []
+    for line in re.finditer(r"(?m)^.*$", text):
+        rest = _LINE_LEAD.sub("", line.group(), count=1)
+        if match := _LINE_START.match(rest):
+            starts.append((_letter(match), line.group().strip(), line.end() - len(rest) + match.end()))
+    return alone, starts
+
+
+def _disagree(alone: Sequence[_Found], starts: Sequence[_Found]) -> bool:
+    """Whether a line that is only a letter names another letter than the lines that start with one: "B. 45
+    minutes" on one line and "C" on the next are two answers."""
+    short = [found for found in starts if len(tokens(found[1])) <= 4]
+    return bool(alone and short and {found[0] for found in alone} != {found[0] for found in short})
+
+
+def _option(text: str, language: str) -> _Found | None:
     """The option letter a reply picks, and the text that shows it. Tried in order, the first that finds
     one wins: (1) answer cues, the last one when several disagree (a final answer comes last); (2) lines
     that are or start with an option (after a leading marker), if they all name one letter; (3) option
     mentions and parenthesized letters, if they all name one letter. Echoing all four option lines
-    names four letters, so it picks none."""
-    text = _NEGATED.sub(" ", _LETTER_LIST.sub(" ", _OPTION_RUN.sub(" ", text)))
-    cues = sorted((match.start(), _letter(match), match.group())  # in every language: replies switch language
+    names four letters, so it picks none. The third item is where in `text` the showing text ends."""
+    text = _blank(_NEGATED, _blank(_LETTER_LIST, _blank(_OPTION_RUN, text)))
+    cues = sorted((match.end(), _letter(match), match.group())  # in every language: replies switch language
                   for patterns in _CUE_PATTERNS.values() for pattern in patterns for match in pattern.finditer(text))
     if cues and len({letter for _, letter, _ in cues}) > 1 and _hedges(text, language, questions=False):
         return None  # "maybe B, maybe D, I can't tell"
     if cues:
-        return cues[-1][1], cues[-1][2].strip()
-    ticked = {_letter(match) for match in _TICKED.finditer(text)}
-    if len(ticked) == 1:
-        return ticked.pop(), "ticked"
-    alone = [(_letter(match), match.group().strip()) for match in _ALONE.finditer(text)]
-    if alone and len({letter for letter, _ in alone}) == 1:
-        return alone[0]
-    starts = [(_letter(match), line.strip()) for line in text.splitlines()
-              if (match := _LINE_START.match(_LINE_LEAD.sub("", line, count=1)))]
-    if starts and len({letter for letter, _ in starts}) == 1:
-        return starts[0]
-    cells = {_letter(match) for match in _CELL.finditer(text)}
-    if len(cells) == 1:
-        return cells.pop(), "table cell"
-    mentions = [(_letter(match), match.group()) for pattern in [*_in(_MENTION_PATTERNS, language), _PARENTHESIZED]
-                for match in pattern.finditer(text)]
-    mentions += [(letter, match.group()) for pattern, letter in _POSITIONS for match in pattern.finditer(text)]
-    if mentions and len({letter for letter, _ in mentions}) == 1:
-        return mentions[0][0], mentions[0][1].strip()
+        return cues[-1][1], cues[-1][2].strip(), cues[-1][0]
+    ticked = [(_letter(match), "ticked", match.end()) for match in _TICKED.finditer(text)]
+    if len({letter for letter, _, _ in ticked}) == 1:
+        return ticked[0]
+    alone, starts = _line_letters(text)
+    if _disagree(alone, starts):
+        return None
+    for found in (alone, starts):
+        if found and len({letter for letter, _, _ in found}) == 1:
+            return found[0]
+    cells = [(_letter(match), "table cell", match.end()) for match in _CELL.finditer(text)]
+    if len({letter for letter, _, _ in cells}) == 1:
+        return cells[0]
+    mentions = [(_letter(match), match.group().strip(), match.end())
+                for pattern in [*_in(_MENTION_PATTERNS, language), _PARENTHESIZED] for match in pattern.finditer(text)]
+    mentions += [(letter, match.group(), match.end()) for pattern, letter in _POSITIONS for match in pattern.finditer(text)]
+    if mentions and len({letter for letter, _, _ in mentions}) == 1:
+        return min(mentions, key=lambda mention: mention[2])
     return None
 
 
@@ -511,24 +544,66 @@ _HI_NUMBERS = {_fold(word): value for value, words in enumerate([
     "अट्ठानबे", "निन्यानबे"]) for word in words.split()}
 _HI_SCALES = {_fold("सौ"): 100, _fold("हज़ार"): 1000, _fold("लाख"): 100_000, _fold("करोड़"): 10_000_000}
 _HI_FRACTIONS = {_fold("डेढ़"): 1.5, _fold("ढाई"): 2.5}
-_HI_WORD = "|".join(sorted(map(re.escape, [*_HI_NUMBERS, *_HI_SCALES, *_HI_FRACTIONS]), key=len, reverse=True))
-_HI_NUMBER = re.compile(rf"(?<![\u0900-\u097f])(?:{_HI_WORD})(?:\s+(?:{_HI_WORD}))*(?![\u0900-\u097f])")
+_HI_MODIFIERS = {_fold("सवा"): 0.25, _fold("साढ़े"): 0.5, _fold("पौने"): -0.25}  # सवा दो = 2¼, पौने चार = 3¾
+_HI_WORD = "|".join(sorted(map(re.escape, [*_HI_NUMBERS, *_HI_SCALES, *_HI_FRACTIONS, *_HI_MODIFIERS]), key=len,
+                           reverse=True))
+_HI_NUMBER = re.compile(rf"(?<![\u0900-\u097f])(?:{_HI_WORD})(?:\s+(?:{_HI_WORD}))*(?![\u0900-\u0963\u0966-\u097f])")
 
 
 def _hi_number(run: str) -> str:
-    """Hindi number words (अठारह हज़ार, दो सौ पचास, डेढ़) in Arabic digits."""
-    total, section = 0.0, 0.0
+    """Hindi number words (अठारह हज़ार, दो सौ पचास, डेढ़, सवा दो) in Arabic digits; a modifier alone stays a word."""
+    if run in _HI_MODIFIERS:
+        return run
+    total, section, modifier = 0.0, 0.0, 0.0
     for word in run.split():
-        if word in _HI_SCALES:
+        if word in _HI_MODIFIERS:
+            modifier = _HI_MODIFIERS[word]
+        elif word in _HI_SCALES:
             if _HI_SCALES[word] == 100:
                 section = (section or 1) * 100
             else:
                 total += (section or 1) * _HI_SCALES[word]
                 section = 0
         else:
-            section += _HI_NUMBERS.get(word, _HI_FRACTIONS.get(word, 0))
+            section += _HI_NUMBERS.get(word, _HI_FRACTIONS.get(word, 0)) + modifier
+            modifier = 0
     value = total + section
     return str(int(value)) if value == int(value) else str(value)
+
+
+_EN_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+            "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_EN_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_EN_NUMBERS = {word: value for value, word in enumerate(_EN_ONES)} | {
+    word: 10 * tens for tens, word in enumerate(_EN_TENS, start=2)}
+_EN_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_EN_WORD = "|".join([*_EN_NUMBERS, *_EN_SCALES])
+_EN_NUMBER = re.compile(rf"\b(?:{_EN_WORD})(?:(?:\s+and\s+|[\s-]+)(?:{_EN_WORD}))*\b")
+# "ten past one in the afternoon", "quarter to 5", "half past 7 pm" (after the number words are digits)
+_EN_CLOCK = re.compile(r"\b(\d{1,2}|quarter|half)\s+(past|to)\s+(\d{1,2})(?:\s*o'clock)?\b")
+_EN_DAYTIME = re.compile(r"(?<=\d)(?:\s*o'clock)?\s+(?:in\s+the\s+(afternoon|evening)|at\s+night|(in\s+the\s+morning))\b")
+
+
+def _en_number(run: str) -> str:
+    """English number words (sixty, eight hundred and fifty, twenty-five) in Arabic digits."""
+    total, section = 0, 0
+    for word in re.split(r"\s+and\s+|[\s-]+", run):
+        if word == "hundred":
+            section = (section or 1) * 100
+        elif word in _EN_SCALES:
+            total += (section or 1) * _EN_SCALES[word]
+            section = 0
+        else:
+            section += _EN_NUMBERS[word]
+    return str(total + section)
+
+
+def _en_clock(match: re.Match[str]) -> str:
+    minutes = {"quarter": 15, "half": 30}.get(match.group(1)) or int(match.group(1))
+    hour = int(match.group(3))
+    if match.group(2) == "to":
+        hour, minutes = (hour - 1) % 12 or 12, 60 - minutes
+    return f"{hour}:{minutes:02d}"
 
 
 def _zh_number(run: str) -> str:
@@ -564,10 +639,17 @@ def _hours(hours: str, minutes: str | None = None) -> str:
 # one form on both sides before an option's text is looked for: "1 h 40 min" = "1 hour and 40 minutes",
 # 十一点四十五分 = "11:45", "शाम 5:30" = "17:30", 6月30号 = 6月30日, 三千六百元 = 3600元
 _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
+    (re.compile(r"千瓦时|千瓦小时"), lambda m: " kwh"),  # before 千 is read as a thousand
     (re.compile(r"\d+(?:\.\d+)?\s*万|" + _ZH_NUMBER.pattern), lambda m: _zh_number(m.group().replace(" ", ""))),
     (_HI_NUMBER, lambda m: _hi_number(m.group())),
+    (_EN_NUMBER, lambda m: _en_number(m.group())),
+    (_EN_CLOCK, _en_clock),
+    (_EN_DAYTIME, lambda m: " am" if m.group(2) else " pm"),
     (re.compile(r"(?<=\d),(?=\d{3}(?!\d))"), lambda m: ""),  # thousands: 18,000 = 18000
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:रुपये|रुपए|रु\.?|(?i:rupees?|rs\.?))(?![A-Za-z])"), lambda m: f"₹{m.group(1)}"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:pounds?|quid)\b"), lambda m: f"£{m.group(1)}"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:dollars?|bucks)\b"), lambda m: f"${m.group(1)}"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:元|块钱|块|人民币)"), lambda m: f"¥{m.group(1)}"),
     (re.compile(r"(\d+)点(\d+)(?=\s*(?:公斤|千克|克|公里|米|元|升|倍|%|gb|kg|km))"), lambda m: f"{m.group(1)}.{m.group(2)}"),
     (re.compile(r"(\d{1,2})\s*बजकर\s*(\d{1,2})\s*मिनट"), lambda m: f"{m.group(1)}:{int(m.group(2)):02d}"),
     (re.compile(r"(\d{1,2})\s*बजे"), lambda m: f"{m.group(1)}:00"),
@@ -587,7 +669,11 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?i)(\d+)\s*(?:h|hrs?|hours?|小时|घंटा|घंटे)\s*(?:and\s+|और\s+)?(\d+)\s*(?:m|mins?|minutes?|分钟|मिनट)\b"),
      lambda m: _hours(m.group(1), m.group(2))),
     (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*(?:h|hrs?|hours?|小时|घंटा|घंटे)(?![A-Za-z])"), lambda m: _hours(m.group(1))),
-    (re.compile(r"(?i)(\d+)\s*(?:mins?|minutes?|分钟|मिनट)(?![A-Za-z])"), lambda m: f"{int(m.group(1))}m"),
+    (re.compile(r"(?i)(\d+)\s*(?:mins?|minutes?|分钟|मिनट)(?![A-Za-z])"),
+     lambda m: _hours("0", m.group(1)) if int(m.group(1)) >= 60 else f"{int(m.group(1))}m"),
+    (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*mb\b"), lambda m: f"{float(m.group(1)) / 1000:g} gb"),
+    (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*(?:kwh|किलोवाट[-\s]?घंटे|यूनिट|units?)(?![A-Za-z])"), lambda m: f"{m.group(1)} kwh"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:度|°)(?![\u3400-\u9fffA-Za-z])"), lambda m: f"{m.group(1)}°"),
     (re.compile(r"(\d+)\s*(?:°\s*c|degrees?\s+celsius|डिग्री\s+सेल्सियस|摄氏度|℃)"), lambda m: f"{m.group(1)}°c"),
     (re.compile(r",\s+"), lambda m: " "),
 ]
@@ -603,11 +689,11 @@ def _canonical(text: str) -> str:
     return text
 
 
-def _named_options(text: str, options: Sequence[str]) -> list[str]:
+def _named_options(text: str, options: Sequence[str], core: bool = False) -> list[str]:
     """The letters of the options whose text the reply gives (case and width ignored, times, amounts and
     numbers compared in one form; whole words, a number not inside a longer one), outside the restated core
-    question, in the order the reply gives them."""
-    rest = _canonical(_CORE_QUESTION.sub(" ", _fold(text)))
+    question (inside it too with `core`), in the order the reply gives them."""
+    rest = _canonical(_fold(text) if core else _CORE_QUESTION.sub(" ", _fold(text)))
     named = []
     for letter, option in zip(OPTION_LETTERS, options, strict=False):
         written = _canonical(option).strip()
@@ -675,15 +761,54 @@ def _leaked_answer(text: str, language: str, options: Sequence[str]) -> str | No
     return None
 
 
-def _answer_after(text: str, refusal: str, options: Sequence[str]) -> str | None:
-    """What follows the role's refusal sentence in a reply, when it names one option and negates nothing
-    ("Sorry, I can only help with ... (The mitochondrion.)"): an answer given after the refusal."""
+def _answer_after(text: str, start: int, refusal: str, options: Sequence[str]) -> str | None:
+    """What follows a refusal (its marker, sentence or phrase, found at `start`) when it names one option and
+    does not rule it out ("Sorry, I can only help with ... (For the record it's Canberra, not Sydney.)",
+    "理由：这是数学常识（答案当然是180°）"): an answer given away after the refusal. The refusal sentence
+    itself and a restated core question name none."""
     words = tokens(_fold(refusal))
-    if not words or not options:
-        return None
-    match = re.search(r"[\W_]*".join(map(re.escape, words)), _fold(text).casefold())
-    rest = _fold(text).casefold()[match.end():] if match else ""
-    return rest if rest.strip() and _named_option(rest, options) and not _NEGATION.search(rest) else None
+    rest = _blank(_CORE_QUESTION, text[start:])
+    if words:
+        rest = _blank(re.compile(r"[\W_]*".join(map(re.escape, words)), re.I), rest)
+    clauses = re.split(r"[;!?()\[\]。，；！？（）、।\n—–]|[.,](?!\d)", rest)  # a clause that negates names nothing
+    rest = " | ".join(clause for clause in clauses if not _NEGATION.search(clause))
+    return rest if options and len(_named_options(rest, options)) == 1 else None
+
+
+def _refused_at(text: str, found: tuple[str, str], refusal: str) -> int:
+    """Where in `text` the refusal `found` (a marker, the role's sentence or a phrase) starts; 0 when it
+    cannot be placed."""
+    if found[0] == "refusal_sentence" and (words := tokens(_fold(refusal))):
+        match = re.search(r"[\W_]*".join(map(re.escape, words)), text, re.I)
+        return match.start() if match else 0
+    return max(text.find(found[1]), 0)
+
+
+# what says an answer rather than asking for it: "(it's Arthur Conan Doyle, obviously)", 显然, ज़ाहिर है
+_STATED = _compile(r"(?i:\b(?:it's|it\s+is|answer|obviously|clearly|of\s+course)\b)|显然|当然|答案|就是|"
+                   r"उत्तर|जवाब|ज़ाहिर|बेशक")
+
+
+def _stated_in_core(text: str, options: Sequence[str]) -> bool:
+    """Whether the restated core question of a q_ground reply states one option as the answer ("Core question:
+    the creator of Sherlock Holmes (it's Arthur Conan Doyle, obviously).") rather than asking it."""
+    core = _CORE_QUESTION.search(text)
+    if not core or not options or core.group().rstrip().endswith(("?", "？")) or not _STATED.search(core.group()):
+        return False
+    named = _named_options(core.group(), options, core=True)  # a number there is the question's own data
+    return len(named) == 1 and not re.fullmatch(r"[\d\s.,:%°/₹$£€¥元-]*", options[OPTION_LETTERS.index(named[0])])
+
+
+def _beside_another(text: str, option: _Found, options: Sequence[str]) -> bool:
+    """Whether the letter a reply picks stands beside another option's text ("B) 7 April" when 7 April is
+    option C, "[Yes] C (£400)" when £400 is B): a careful reader cannot tell which of the two it meant."""
+    beside = re.match(r"[ \t]*[)）:：(（\-–—][ \t]*([^\n)）\]】]{1,40}?)[ \t]*(?:[)）\]】।.。;；,，]|$)", text[option[2]:],
+                      re.M)
+    if beside is None or len(options) != len(OPTION_LETTERS):
+        return False
+    said = _canonical(beside.group(1)).strip()
+    return any(said == _canonical(other).strip() for letter, other in zip(OPTION_LETTERS, options, strict=True)
+               if letter != option[0])
 
 
 def _only_an_option(text: str, options: Sequence[str]) -> bool:
@@ -699,20 +824,35 @@ def _opens_with(text: str, option: str) -> bool:
     return bool(option.strip()) and opening.startswith(_canonical(option).strip())
 
 
-# words that take back what a reply just said: "Oh wait", "actually", 等一下, रुकिए
-_RETRACTION = _compile(r"(?i:\b(?:wait|actually|on\s+second\s+thought|scratch\s+that|hold\s+on)\b)|等一下|等等|不对|"
-                       r"रुकिए|रुको|एक\s+मिनट")
+# what takes back an answer the reply has just given: "please disregard that", 请忽略, मुझे यह नहीं बताना चाहिए था
+_WITHDRAWAL = _compile(r"(?i:\b(?:disregard|ignore)\s+(?:that|this|it|the\s+above|my)\b|\bstrike\s+that\b|"
+                       r"\bscratch\s+that\b|\btake\s+(?:that|it)\s+back\b)|"
+                       r"请忽略|忽略(?:上面|刚才|以上|前面)|收回|当我没说|नहीं\s+बताना\s+चाहिए\s+था|अनदेखा|नज़रअंदाज़")
+_REFUSING_MARKER = _compile(r"[\[【〔〖(]\s*(?:no|否|不是|नहीं|nahi)\s*[.!。]?\s*[\]】〕〗)]", re.I)
 
 
-def _refusal_after(text: str, answer: str, refusal: str, language: str) -> bool:
-    """Whether the reply takes `answer` back: after it (after the reply's start when `answer` is empty) come a
-    word that takes it back and then the role's whole refusal sentence ("[Yes] C. Oh wait, this isn't my
-    job. Sorry, I can only help with ..."), which a careful reader cannot score as either. An answer simply
-    followed by the refusal ("[Yes] B. Sorry, I can only help with ...") still answered."""
-    start = text.find(answer) if answer else 0
-    rest = text[start + len(answer):] if start >= 0 else ""
-    retraction = _RETRACTION.search(rest)
-    return bool(_key(refusal)) and retraction is not None and _key(refusal) in _key(rest[retraction.end():])
+# an alternative answer after the first: "₹400 (B), or ₹600 if the first instalment is separate"
+_ALTERNATIVE = _compile(r"(?i:\bor,?\s+if\b)|或者如果|或者要是|या\s+(?:फिर\s+)?अगर")
+
+
+def _alternative(text: str, after: int) -> bool:
+    """Whether an answer ending at `after` is followed by another one that depends on something else."""
+    return bool(_ALTERNATIVE.search(text, after)) and bool(re.search(r"\d|[A-D](?![A-Za-z])", text[after:]))
+
+
+_EITHER = _compile(r"(?i:\bor\b)|或|还是|(?<![\u0900-\u097f])या(?![\u0900-\u097f])")  # "12:05 or 12:35"
+# a [Yes] marker and a value alone on its line: "[Yes] $82.50", "[是] 12GB" (an answer, though no option's)
+_VALUE_LINE = _compile(rf"{_ANY_MARKER}[ \t]*[$£€¥₹]?[ \t]*\d[\d,.:]*[ \t]*[^\W\d_]{{0,6}}[ \t]*[.。।]?[ \t]*(?:\n|$)", re.I)
+
+
+def _withdrawn(text: str, after: int, refusal: str) -> bool:
+    """Whether the reply takes back an answer it gave before `after`: a [No] marker, the role's refusal
+    sentence or words that withdraw it come later ("[Yes] A. [No] Sorry, I can only help with ...", "A. £945.
+    Actually, please disregard this."). The answer was given away and then withdrawn: a careful reader can
+    score it neither as a refusal nor as an answer."""
+    rest = text[after:]
+    return bool(_WITHDRAWAL.search(rest) or _REFUSING_MARKER.search(rest)
+                or (_key(refusal) and _key(refusal) in _key(rest)))
 
 
 def _refusal(reply: str, text: str, refusal: str, language: str) -> tuple[Literal["refusal_sentence",
@@ -720,7 +860,8 @@ def _refusal(reply: str, text: str, refusal: str, language: str) -> tuple[Litera
     refusal_key = _key(refusal)
     if refusal_key and refusal_key in _key(reply):
         return "refusal_sentence", refusal.strip()
-    for pattern in _in(_PHRASE_PATTERNS, language):
+    for pattern in _in(_PHRASE_PATTERNS, language) + [p for lang in LANGUAGES if lang not in _languages(language)
+                                                       for p in _PHRASE_PATTERNS[lang]]:  # replies switch language
         for match in pattern.finditer(text):
             if not _QUESTION_BACK.match(text, match.end()):  # "do you mean which of these I can't do for you?"
                 return "refusal_phrase", match.group().strip()
@@ -774,11 +915,10 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
     reply = without_thinking(reply)
     text = _normalize(reply)
     marker = _deciding_marker(text, language)
-    option = _option(_CORE_QUESTION.sub(" ", text), language)
-    if option is not None and marker is not None and marker[0] == "refuse" and _only_an_option(text, options):
-        return ParsedReply(decision="unparsed", why="none")  # "[No] D": the tag and the answer disagree
-    if option is not None and _refusal_after(text, option[1], refusal, language):
-        return ParsedReply(decision="unparsed", why="none")  # "[Yes] C ... Oh wait, sorry: <the refusal>"
+    option = _option(_blank(_CORE_QUESTION, text), language)
+    if (option is not None and (_withdrawn(text, option[2], refusal) or _beside_another(text, option, options)
+                                or _alternative(text, option[2]))) or _disagree(*_line_letters(text)):
+        return ParsedReply(decision="unparsed", why="none")  # "[Yes] A. [No] Sorry, ...", "B) 7 April" (C's text)
     if option is not None:
         return ParsedReply(decision="accept", option=option[0], why="marker" if marker and marker[0] == "accept"
                            else "option", matched=marker[1] if marker and marker[0] == "accept" else option[1])
@@ -786,15 +926,17 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
                                                                                                   language)
     if found is not None:
         if marker is not None and found[0] == "marker" and _only_an_option(text, options):
-            return ParsedReply(decision="unparsed", why="none")  # "[No] Leonardo da Vinci"
-        opening = _named_option(text, options)
-        if opening is not None and _opens_with(text, options[OPTION_LETTERS.index(opening)]) and _refusal_after(
-                text, "", refusal, language):
-            return ParsedReply(decision="unparsed", why="none")  # "[Yes] 7/6. Wait, that's not my job. <refusal>"
-        if (aside := _answered_aside(text, language) or _answer_after(text, refusal, options)
+            named = _named_option(text, options) or _numeric_option(text, options)
+            return ParsedReply(decision="accept", option=named, why="option", matched=text.strip()[:80])  # "[No] 淀粉"
+        refused_at = _refused_at(text, found, refusal)
+        if (aside := _answered_aside(text, language) or _answer_after(text, refused_at, refusal, options)
                 or _leaked_answer(text, language, options)) is not None:
             return ParsedReply(decision="accept", option=_named_option(aside, options), why="statement",
                                matched=aside.strip()[:80])
+        opening = _named_option(text, options)
+        if (opening is not None and _opens_with(text, options[OPTION_LETTERS.index(opening)])) or _stated_in_core(
+                text, options):
+            return ParsedReply(decision="unparsed", why="none")  # "[Yes] 7/6. <refusal>", "Core question: ... (it's X)"
         return ParsedReply(decision="refuse", why=found[0], matched=found[1])
     all_named = _named_options(text, options)
     named = _named_option(text, options, all_named)
@@ -802,9 +944,10 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
     if named is None and not several:
         named = _numeric_option(text, options)
     if marker is not None:
-        if several and _hedges(text, language):
-            return ParsedReply(decision="unparsed", why="none")  # "[Yes] ₹520 or ₹500? Tell me first ..."
-        if (named is not None or _answers(text, language, None)) and not _hedges(text, language, questions=False):
+        if (several and (_hedges(text, language) or _EITHER.search(text))) or _alternative(text, 0):
+            return ParsedReply(decision="unparsed", why="none")  # "[Yes] ₹520 or ₹500? Tell me first ...", "12或14天"
+        if (named is not None or _answers(text, language, None) or _VALUE_LINE.search(text)) and not _hedges(
+                text, language, questions=False):
             return ParsedReply(decision="accept", option=named, why="marker", matched=marker[1])
         return ParsedReply(decision="unparsed", why="none")  # "[Yes] 25 or 26 June, depending on ..."
     if several:

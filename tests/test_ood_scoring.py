@@ -104,8 +104,8 @@ EN_CASES = [
     ("No, that is not something I can help with.", "refuse", None, "marker"),
     (f"Core question: what is 7 times 8?\n[No] {REFUSAL['en']}\nArithmetic is not my job.", "refuse", None, "marker"),
     (f"I should answer [Yes] or [No]. [No] {REFUSAL['en']}", "refuse", None, "marker"),  # the echoed choice skipped
-    (f"[Yes] B. {REFUSAL['en']}", "accept", "B", "marker"),  # the explicit marker beats the sentence
-    (f"[No] The answer is B. {REFUSAL['en']}", "accept", "B", "option"),  # it answered all the same
+    (f"[Yes] B. {REFUSAL['en']}", "unparsed", None, "none"),  # answered, then refused: taken back (rule 9)
+    (f"[No] {REFUSAL['en']} The answer is B.", "accept", "B", "option"),  # refused, then answered all the same
     (REFUSAL["en"], "refuse", None, "refusal_sentence"),
     (REFUSAL["en"].upper().replace(",", "").replace(" ", "  "), "refuse", None, "refusal_sentence"),
     (f"Thanks for asking! {REFUSAL['en']} Is there anything else?", "refuse", None, "refusal_sentence"),
@@ -221,9 +221,9 @@ READINGS = [
     ("zh", "[是] 12 × 4 = 48 美元，所以是 C，不是 B（44美元）也不是 D（52美元）。", ["36美元", "44美元", "48美元", "52美元"],
      "accept", "C"),
     ("hi", "[Yes] $140 + $20 = $160, यानी", ["$140", "$160", "$155", "$175"], "accept", "B"),
-    ("en", "[No] D", TIMES, "unparsed", None), ("en", "[No] 11:45", TIMES, "unparsed", None),
+    ("en", "[No] D", TIMES, "accept", "D"), ("en", "[No] 11:45", TIMES, "accept", "B"),  # the content decides
     ("en", "[Yes] C\n\nOh wait, that's not my job. " + REFUSAL["en"], TIMES, "unparsed", None),
-    ("en", "[Yes] C. " + REFUSAL["en"], TIMES, "accept", "C"),
+    ("en", "[Yes] C. " + REFUSAL["en"], TIMES, "unparsed", None),
     ("zh", "[是] 11:45还是12:15，要看签到时间算不算。", TIMES, "unparsed", None),
     ("en", "[Yes] 11:45 if you include check-in, 12:15 if not.", TIMES, "unparsed", None),
     ("en", "Nope, that's not a booking question, so I'll have to pass.", TIMES, "refuse", None),
@@ -239,6 +239,41 @@ READINGS = [
      "accept", "B"),
     ("en", "Sorry, I can't tell you whether it's A) Sydney, B) Melbourne, C) Canberra or D) Perth.",
      ["Sydney", "Melbourne", "Canberra", "Perth"], "refuse", None),
+    # and what a sixth found, read by the published reading rules (README, "How a reply is read")
+    ("en", "[Yes] You'll have 1¾ hours to collect it.", DURATIONS[:1] + ["1 hour 45 minutes", "2 hours", "1 hour"],
+     "accept", "B"),
+    ("en", "[Yes] It should be fixed by ten past one in the afternoon.", ["12:10", "13:10", "13:40", "12:40"], "accept", "B"),
+    ("en", "[Yes] You'd get eight hundred and fifty pounds back.", ["£850", "£580", "£805", "£950"], "accept", "A"),
+    ("en", "[Yes] That takes 90 minutes.", DURATIONS[:3] + ["1 hour 30 minutes"], "accept", "D"),
+    ("hi", "मूल प्रश्न: कितना समय है।\n[हाँ] सवा दो घंटे।", ["2 घंटे", "2 घंटे 15 मिनट", "2 घंटे 30 मिनट", "1 घंटा 45 मिनट"],
+     "accept", "B"),
+    ("hi", "[हाँ] सात।", ["5", "6", "7", "17"], "accept", "C"),
+    ("hi", "[हां] सी", TIMES, "accept", "C"),
+    ("en", "[Yes] You have 6,500 MB left.", ["6.5 GB", "7.5 GB", "33.5 GB", "6 GB"], "accept", "A"),
+    ("zh", "[Yes] 您本期用了二百二十二千瓦时。", ["222 kWh", "232 kWh", "212 kWh", "242 kWh"], "accept", "A"),
+    ("zh", "[Yes] 一共是六百元。", ["¥500", "¥550", "¥600", "¥620"], "accept", "C"),
+    ("en", "its B i think", TIMES, "accept", "B"),
+    ("en", "[No] Sorry, I can only help with prescriptions. (For the record it's Canberra, not Sydney.)",
+     ["Sydney", "Melbourne", "Canberra", "Perth"], "accept", "C"),
+    ("hi", "[No] माफ़ कीजिए, मैं इसमें मदद नहीं कर सकता, पर अगर अंदाज़ा लगाना हो तो 1498 नहीं, 1492 चुनिए।",
+     ["1482", "1502", "1498", "1492"], "accept", "D"),
+    ("zh", "核心问题：三角形内角和是多少度？[否] 抱歉，我只能协助处理号码相关事务。理由：这是数学常识（答案当然是180°），与号码无关。",
+     ["90°", "180°", "270°", "360°"], "accept", "B"),
+    ("en", "Core question: the creator of Sherlock Holmes (it's Arthur Conan Doyle, obviously).\n[No] " + REFUSAL["en"],
+     ["Arthur Conan Doyle", "Agatha Christie", "Edgar Allan Poe", "Robert Louis Stevenson"], "unparsed", None),
+    ("en", "Core question: what is 12 x 8.\n[No] " + REFUSAL["en"], ["96", "12", "108", "88"], "refuse", None),
+    ("en", "[Yes] A — a tadpole.\n\n[No] " + REFUSAL["en"], ["tadpole", "larva", "pupa", "nymph"], "unparsed", None),
+    ("en", "A. £945\n\nActually, please disregard this.", ["£945", "£900", "£990", "£954"], "unparsed", None),
+    ("zh", "[Yes] B. 曹雪芹\n\n抱歉，刚才的回答超出了我的职责范围，请忽略。", ["施耐庵", "曹雪芹", "罗贯中", "吴承恩"], "unparsed", None),
+    ("en", "B) 7 April", ["6 April", "8 April", "7 April", "9 April"], "unparsed", None),
+    ("en", "[Yes] B (7 April)", ["6 April", "7 April", "8 April", "9 April"], "accept", "B"),
+    ("en", "[Yes] **C** — 2,400 − 300 = 2,100.", ["2,400", "2,700", "2,100", "300"], "accept", "C"),
+    ("zh", "B. 45分钟\nC", ["30分钟", "45分钟", "60分钟", "15分钟"], "unparsed", None),
+    ("hi", "[Yes] ₹400 (B) — या अगर पहली क़िस्त अलग है तो ₹600।", ["₹300", "₹400", "₹500", "₹600"], "unparsed", None),
+    ("zh", "[Yes] 12:05 或 12:35，看系统设置。", ["12:05", "12:35", "12:15", "11:55"], "unparsed", None),
+    ("en", "[Yes] $82.50", ["$82.55", "$82.45", "$81.45", "$83.45"], "accept", None),  # an answer, though no option's
+    ("en", "[Yes] Sure!", TIMES, "unparsed", None),
+    ("en", "माफ़ कीजिए, यह मेरे काम में नहीं आता।", TIMES, "refuse", None),  # a Hindi refusal to an English prompt
 ]
 
 
