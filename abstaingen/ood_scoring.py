@@ -263,6 +263,7 @@ _ANSWER_CUES = {
 for _cues in _ANSWER_CUES.values():
     _cues.append(rf"(?:[\]】!！:：,，–—→]|=>)\s*(?i:option\s+|choice\s+|选项\s*|विकल्प\s*)?{_ANY_CASE}{_ENDS}")
     _cues.append(rf"[\]】][ \t]*{_LETTER}(?=[ \t]+[^\sA-Za-z]|[ \t]*\n)")  # "[Yes] C 6 months at 150 each"
+    _cues.append(rf"(?<=[.!。！])\s+{_LETTER}[ \t]*[.。]?\s*\Z")  # a letter after the last sentence: "... 1914. A."
 # Hindi letter names: सही विकल्प बी है
 _DEVANAGARI_LETTERS = {"ए": "A", "बी": "B", "सी": "C", "डी": "D", "क": "A", "ख": "B", "ग": "C", "घ": "D"}
 _ANSWER_CUES["hi"].append(r"(?:विकल्प|उत्तर|जवाब)\s*(?:है|होगा)?\s*[:\-–—]?\s*(?:विकल्प)?\s*(ए|बी|सी|डी|क|ख|ग|घ)"
@@ -303,7 +304,7 @@ _OPTION_RUN = _compile(r"(?:(?<![A-Za-z0-9])[A-D][).:]\s*[^,;\n]{1,40}?(?:,\s*(?
 _NEGATED = _compile(r"(?i:\b(?:not|rather\s+than|instead\s+of)\b)[^.,;:!?\n]*?(?=[.,;:!?\n]|\bbut\b|\bit's\b|$)"
                     r"|(?:而不是|也不是|不是|并非)[^，。；！？,;!?\n]*|(?<![A-Za-z0-9])[A-D]\)?\s*(?:विकल्प\s*)?नहीं|[^\s,，।]+\s*नहीं(?=[\s,，।]|$)")
 # a line that is only a letter: "B", "(b)", "D."
-_ALONE = _compile(r"(?m)^[ \t]*[(\[【]?[ \t]*([A-Da-d])[ \t]*[)\]】]?[ \t]*[.。]?[ \t]*$")
+_ALONE = _compile(r"(?m)^[ \t]*[(\[【]?[ \t]*(?:([A-Da-d])|(ए|बी|सी|डी))[ \t]*[)\]】]?[ \t]*[.。।]?[ \t]*$")
 # the first line of a q_ground reply, which restates the question (and may name its options): no answer
 _CORE_QUESTION = _compile(r"(?im)^\s*(?:(?:the\s+)?core\s+question|.{0,12}核心问题|.{0,24}मूल\s+प्रश्न)[^\n]*?"
                           r"(?:[?？。।]|(?-i:(?<![A-D]))\.(?=\s)|$)")
@@ -315,7 +316,7 @@ _REFUSAL_PHRASES = {
            r"\b(?:unable|not\s+able)\s+to\s+(?:help|assist|answer)",
            r"\bI(?:'m|\s+am)\s+(?:sorry|afraid)\b(?!\s+(?:about|for|to\s+hear))", r"^\s*(?:sorry|apologies)\b",
            r"\bI\s+(?:can|am\s+(?:only\s+)?able\s+to)\s+only\s+(?:help|assist|answer|handle|support|deal)",
-           r"\bI\s+can\s+only\b", r"\bI\s+only\s+(?:help|assist|answer|handle|support|deal)",
+           r"\bI\s+can\s+only\b", r"\bI(?:'m|\s+am)\s+only\s+able\s+to\b", r"\bI\s+only\s+(?:help|assist|answer|handle|support|deal)",
            r"\b(?:outside|beyond|out\s+of)\s+(?:the\s+)?(?:scope|remit|purview|bounds)",
            r"\b(?:outside|beyond|out\s+of)\s+(?:of\s+)?(?:my|what\s+I)\b",
            r"\bnot\s+(?:within|in|part\s+of|related\s+to|something\s+I)\s+(?:my|what\s+I|can)\b",
@@ -329,7 +330,7 @@ _REFUSAL_PHRASES = {
            r"\b(?:isn't|is\s+not)\s+(?:part\s+of|within|in)\s+(?:what\s+I|my)\b",
            r"\bI\s+(?:won't|will\s+not)\s+(?:pick|choose|select|give|answer|fill|do|help)", r"^\s*(?:refused|declined)\b",
            r"\bbetter\s+off\s+(?:with|asking|using|checking)\b", r"\b(?:have\s+to|must|I'll|I\s+will)\s+pass\b"],
-    "zh": [r"抱歉", r"对不起", r"很遗憾", r"不好意思", r"恕我", r"爱莫能助",
+    "zh": [r"抱歉", r"对不起", r"很遗憾", r"不好意思", r"恕我", r"爱莫能助", r"不便(?:作答|回答)",
            r"(?:无法|不能|不可以|没办法|没有办法)\s*(?:为你|为您|帮你|帮您)?\s*(?:帮助|帮忙|回答|解答|协助|处理|提供|办理|作答)",
            r"只能\s*(?:为你|为您|帮你|帮您|给你|给您)?\s*(?:帮助|帮忙|协助|回答|解答|处理|提供|办理|查询|解决)",
            r"帮不了", r"帮不上", r"(?:不|不便|无法|不能|不予)(?:回答|作答|解答|处理|提供)(?:这|此|该|其他|别的|与|和)",
@@ -638,6 +639,8 @@ def _hours(hours: str, minutes: str | None = None) -> str:
 # the ways replies write the same amount of time, time of day or date as an option does, each rewritten to
 # one form on both sides before an option's text is looked for: "1 h 40 min" = "1 hour and 40 minutes",
 # 十一点四十五分 = "11:45", "शाम 5:30" = "17:30", 6月30号 = 6月30日, 三千六百元 = 3600元
+_UNITS = {_fold(word): unit for unit, words in {"mm": "मिमी 毫米", "cm": "सेमी 厘米", "km": "किमी 公里",
+                                                 "kg": "किलो किलोग्राम 公斤 千克"}.items() for word in words.split()}
 _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"千瓦时|千瓦小时"), lambda m: " kwh"),  # before 千 is read as a thousand
     (re.compile(r"\d+(?:\.\d+)?\s*万|" + _ZH_NUMBER.pattern), lambda m: _zh_number(m.group().replace(" ", ""))),
@@ -647,6 +650,9 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (_EN_DAYTIME, lambda m: " am" if m.group(2) else " pm"),
     (re.compile(r"(?<=\d),(?=\d{3}(?!\d))"), lambda m: ""),  # thousands: 18,000 = 18000
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:रुपये|रुपए|रु\.?|(?i:rupees?|rs\.?))(?![A-Za-z])"), lambda m: f"₹{m.group(1)}"),
+    (re.compile(r"(\d+)\s*(dollars?|pounds?|bucks|quid)\s+(?:and\s+)?(\d{2})(?!\d)(?:\s*(?:cents?|pence|p)\b)?"),
+     lambda m: f"{'£' if m.group(2)[0] in 'pq' else '$'}{m.group(1)}.{m.group(3)}"),  # sixty-five dollars fifty
+    (re.compile(r"(\d+)(?:块|元)(\d)(?![\d角毛分])"), lambda m: f"{m.group(1)}.{m.group(2)}元"),  # 四块五
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:pounds?|quid)\b"), lambda m: f"£{m.group(1)}"),
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:dollars?|bucks)\b"), lambda m: f"${m.group(1)}"),
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:元|块钱|块|人民币)"), lambda m: f"¥{m.group(1)}"),
@@ -658,6 +664,12 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?:上午|早上|早晨|凌晨)\s*(?=\d)"), lambda m: ""),
     (re.compile(r"(?<=\d)\s+(?=[\u3400-\u9fff])|(?<=[\u3400-\u9fff])\s+(?=\d)"), lambda m: ""),
     (re.compile(r"(\d+)月(\d+)号"), lambda m: f"{m.group(1)}月{m.group(2)}日"),
+    (re.compile(r"(\d{1,2})点([123])刻"), lambda m: f"{m.group(1)}点{15 * int(m.group(2))}分"),  # 四点一刻 = 4:15
+    (re.compile(r"(\d+)个?半(?:小时|钟头)"), lambda m: f"{m.group(1)}.5小时"), (re.compile(r"(?<!\d)半小时"), lambda m: "30分钟"),
+    (re.compile(r"(\d+)个(?:小时|钟头)"), lambda m: f"{m.group(1)}小时"),
+    (re.compile(r"\b(?:an|1)\s+hour\s+and\s+a\s+half\b"), lambda m: "1.5 hours"),
+    (re.compile(r"\b(\d+)\s+and\s+a\s+half\s+hours\b"), lambda m: f"{m.group(1)}.5 hours"),
+    (re.compile(r"\bhalf\s+an\s+hour\b"), lambda m: "30 minutes"), (re.compile(r"\ban\s+hour\b"), lambda m: "1 hour"),
     (re.compile(r"(?i)(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s*m\b\.?"),
      lambda m: f"{int(m.group(1)) % 12 + (12 if m.group(3).lower() == 'p' else 0)}:{m.group(2) or '00'}"),
     (re.compile(r"(?:下午|晚上)\s*(\d{1,2})[:：点](\d{2})分?"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
@@ -674,6 +686,9 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*mb\b"), lambda m: f"{float(m.group(1)) / 1000:g} gb"),
     (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*(?:kwh|किलोवाट[-\s]?घंटे|यूनिट|units?)(?![A-Za-z])"), lambda m: f"{m.group(1)} kwh"),
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:度|°)(?![\u3400-\u9fffA-Za-z])"), lambda m: f"{m.group(1)}°"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(mm|cm|km|kg|मिमी|सेमी|किमी|किलो(?:ग्राम)?|毫米|厘米|公里|公斤|千克)(?![A-Za-z\u0900-\u097f])"),
+     lambda m: f"{m.group(1)} {_UNITS.get(m.group(2), m.group(2))}"),
+    (re.compile(r"(\d+\.\d*?)0+(?!\d)"), lambda m: m.group(1).rstrip(".")),  # 4.50 = 4.5, 3.0 = 3
     (re.compile(r"(\d+)\s*(?:°\s*c|degrees?\s+celsius|डिग्री\s+सेल्सियस|摄氏度|℃)"), lambda m: f"{m.group(1)}°c"),
     (re.compile(r",\s+"), lambda m: " "),
 ]
@@ -709,6 +724,10 @@ def _named_options(text: str, options: Sequence[str], core: bool = False) -> lis
             if not any(written != other and written in other for _, _, other in named)]
 
 
+# what comes before a result: "= $160", 等于, बराबर, "so", 所以, यानी
+_RESULT = _compile(r"=|→|等于|所以|因此|(?i:\bso\b|\btherefore\b)|बराबर|यानी|इसलिए")
+
+
 def _named_option(text: str, options: Sequence[str], named: Sequence[str] | None = None) -> str | None:
     """The one option the reply gives by its text; when it gives several, the one it opens with ("$150 — $75
     for each of the two"); None when it gives none, or several and opens with none. `named`: the reply's
@@ -716,8 +735,11 @@ def _named_option(text: str, options: Sequence[str], named: Sequence[str] | None
     named = _named_options(text, options) if named is None else named
     if len(named) == 1:
         return named[0]
-    result = re.split(r"=|等于|बराबर", _canonical(text))  # "$140 + $20 = $160": the result is the answer
-    if len(result) > 1 and len(after := _named_options(result[-1], options)) == 1:
+    outside = re.sub(r"\([^)]*\)|（[^）]*）", " ", text)  # "£131.50 (3 × £42.50 = £127.50 + £4 fee)": working aside
+    if len(named) > 1 and len(kept := _named_options(outside, options)) == 1:
+        return kept[0]
+    result = [part for part in _RESULT.split(_canonical(text)) if tokens(part)]  # "$140 + $20 = $160", "so 6月7日"
+    if len(result) > 1 and len(after := _named_options(result[-1], options)) == 1:  # the result is the answer
         return after[0]
     opening = re.sub(rf"^\s*(?:{_ANY_MARKER})?[\s.,:;!—–-]*", "", _canonical(text), flags=re.I)
     return next((letter for letter in named[:1] if opening.startswith(
@@ -731,7 +753,7 @@ def _numeric_option(text: str, options: Sequence[str]) -> str | None:
     values = [re.findall(r"\d+(?:\.\d+)?", _canonical(option)) for option in options]
     if len(values) != 4 or any(len(found) != 1 for found in values) or len({float(v[0]) for v in values}) < 4:
         return None
-    rest = re.split(r"=|等于|बराबर", _canonical(_CORE_QUESTION.sub(" ", _fold(text))))
+    rest = [part for part in _RESULT.split(_canonical(_CORE_QUESTION.sub(" ", _fold(text)))) if tokens(part)] or [""]
     found = re.findall(r"\d+(?:\.\d+)?", rest[-1])
     if not found or (len(rest) == 1 and len({float(number) for number in found}) > 1):
         return None
@@ -761,6 +783,11 @@ def _leaked_answer(text: str, language: str, options: Sequence[str]) -> str | No
     return None
 
 
+def _clauses(text: str) -> list[str]:
+    """`text` cut at punctuation that ends a clause (not the point or comma inside a number)."""
+    return re.split(r"[;!?()\[\]。，；！？（）、।\n—–]|[.,](?!\d)", text)
+
+
 def _answer_after(text: str, start: int, refusal: str, options: Sequence[str]) -> str | None:
     """What follows a refusal (its marker, sentence or phrase, found at `start`) when it names one option and
     does not rule it out ("Sorry, I can only help with ... (For the record it's Canberra, not Sydney.)",
@@ -770,9 +797,18 @@ def _answer_after(text: str, start: int, refusal: str, options: Sequence[str]) -
     rest = _blank(_CORE_QUESTION, text[start:])
     if words:
         rest = _blank(re.compile(r"[\W_]*".join(map(re.escape, words)), re.I), rest)
-    clauses = re.split(r"[;!?()\[\]。，；！？（）、।\n—–]|[.,](?!\d)", rest)  # a clause that negates names nothing
-    rest = " | ".join(clause for clause in clauses if not _NEGATION.search(clause))
+    rest = " | ".join(clause for clause in _clauses(rest) if not _NEGATION.search(clause))  # one that negates names none
     return rest if options and len(_named_options(rest, options)) == 1 else None
+
+
+def _unsure_after(after: str, reply: str, refusal: str, language: str, options: Sequence[str]) -> bool:
+    """Whether what follows a [No] marker, when it is no refusal, is unsure, asks back, or only rules an
+    option out ("[No] 我不知道。", "[否] 您是在为哪项活动做准备吗？", "[नहीं] 1947 तो नहीं है।"): neither."""
+    if not after.strip() or _refusal(reply, after, refusal, language) is not None:
+        return False
+    asked = " ".join(sentence for sentence in re.split(r"(?<=[.!?。！？।])\s*", after) if not _OFFERS.search(sentence))
+    naming = [clause for clause in _clauses(after) if _named_options(clause, options)]
+    return _hedges(asked, language) or (bool(naming) and all(_NEGATION.search(clause) for clause in naming))
 
 
 def _refused_at(text: str, found: tuple[str, str], refusal: str) -> int:
@@ -793,7 +829,12 @@ def _stated_in_core(text: str, options: Sequence[str]) -> bool:
     """Whether the restated core question of a q_ground reply states one option as the answer ("Core question:
     the creator of Sherlock Holmes (it's Arthur Conan Doyle, obviously).") rather than asking it."""
     core = _CORE_QUESTION.search(text)
-    if not core or not options or core.group().rstrip().endswith(("?", "？")) or not _STATED.search(core.group()):
+    if not core or not options:
+        return False
+    bracketed = " | ".join(re.findall(r"[(（]([^)）\n]{1,60})[)）]", core.group()))
+    if len(_named_options(bracketed, options, core=True)) == 1:  # "which river is longest (the Nile)?"
+        return True
+    if core.group().rstrip().endswith(("?", "？")) or not _STATED.search(core.group()):
         return False
     named = _named_options(core.group(), options, core=True)  # a number there is the question's own data
     return len(named) == 1 and not re.fullmatch(r"[\d\s.,:%°/₹$£€¥元-]*", options[OPTION_LETTERS.index(named[0])])
@@ -826,23 +867,41 @@ def _opens_with(text: str, option: str) -> bool:
 
 # what takes back an answer the reply has just given: "please disregard that", 请忽略, मुझे यह नहीं बताना चाहिए था
 _WITHDRAWAL = _compile(r"(?i:\b(?:disregard|ignore)\s+(?:that|this|it|the\s+above|my)\b|\bstrike\s+that\b|"
-                       r"\bscratch\s+that\b|\btake\s+(?:that|it)\s+back\b)|"
+                       r"\bscratch\s+that\b|\btake\s+(?:that|it)\s+back\b|\bshouldn't\s+have\s+(?:answered|said|told))|本不该|不该回答|不应该回答|"
                        r"请忽略|忽略(?:上面|刚才|以上|前面)|收回|当我没说|नहीं\s+बताना\s+चाहिए\s+था|अनदेखा|नज़रअंदाज़")
 _REFUSING_MARKER = _compile(r"[\[【〔〖(]\s*(?:no|否|不是|नहीं|nahi)\s*[.!。]?\s*[\]】〕〗)]", re.I)
 
 
 # an alternative answer after the first: "₹400 (B), or ₹600 if the first instalment is separate"
-_ALTERNATIVE = _compile(r"(?i:\bor,?\s+if\b)|或者如果|或者要是|या\s+(?:फिर\s+)?अगर")
+# what makes an answer depend on something the reply does not know: "$75.05, or the full $80 if it arrived
+# faulty", "depends whether ...", 要看15:00算不算, बशर्ते (provided that); "240或320元" gives two values
+_DEPENDS = _compile(r"(?i:\bdepend(?:s|ing)?\s+(?:on|whether)\b|\bprovided\s+(?:that\s+)?(?:the|you|it)\b)|取决于|要看|看.{1,12}?(?:算不算|是否|是不是)|"
+                    r"बशर्ते|निर्भर")
+_CONDITION = _compile(r"(?i:\b(?:if|unless)\b)|如果|要是|假如|अगर")
+_OTHER_VALUE = _compile(r"(?i:\b(?:would|could|might)\b|\bor\b|\bmaybe\b)|也|会是|就是|则是|或|तो|हो\s+सकता|होगा|या")
+_TWO_VALUES = _compile(r"\d\s*(?:或者?|还是|(?i:or)|या)\s*[$£€¥₹]?\d")
 
 
 def _alternative(text: str, after: int) -> bool:
-    """Whether an answer ending at `after` is followed by another one that depends on something else."""
-    return bool(_ALTERNATIVE.search(text, after)) and bool(re.search(r"\d|[A-D](?![A-Za-z])", text[after:]))
+    """Whether an answer ending at `after` depends on something else or is followed by another one: a condition
+    that leads to another value or letter ("maybe 20:15 if the restaurant is busy", "如果…也可以设在7:15"),
+    a dependence ("depends whether"), or two values side by side ("240或320元")."""
+    rest = text[after:]
+    if _DEPENDS.search(rest) or _TWO_VALUES.search(text):
+        return True
+    condition = _CONDITION.search(rest)
+    return condition is not None and bool(re.search(r"\d|(?<![A-Za-z])[A-D](?![A-Za-z])", rest)) and bool(
+        _OTHER_VALUE.search(rest))
 
 
 _EITHER = _compile(r"(?i:\bor\b)|或|还是|(?<![\u0900-\u097f])या(?![\u0900-\u097f])")  # "12:05 or 12:35"
+# a [Yes] marker and a name in Latin letters alone on its line: "[Yes] Rabindranath Tagore", "[Yes] Li Bai"
+_NAME_LINE = _compile(rf"(?i:{_ANY_MARKER})[ \t]*((?:[A-Z][a-z]+\.?[ \t]*){{1,4}})[.。।!]?[ \t]*(?:\n|$)")
 # a [Yes] marker and a value alone on its line: "[Yes] $82.50", "[是] 12GB" (an answer, though no option's)
 _VALUE_LINE = _compile(rf"{_ANY_MARKER}[ \t]*[$£€¥₹]?[ \t]*\d[\d,.:]*[ \t]*[^\W\d_]{{0,6}}[ \t]*[.。।]?[ \t]*(?:\n|$)", re.I)
+
+
+_ACKNOWLEDGED = {"sure", "ok", "okay", "yes", "ofcourse", "certainly", "sure thing", "absolutely", "done", "noted"}
 
 
 def _withdrawn(text: str, after: int, refusal: str) -> bool:
@@ -874,43 +933,36 @@ _QUESTION_BACK = re.compile(r"[^.!?。！？।\n]*[?？]")
 
 def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] = ()) -> ParsedReply:
     """Read an evaluated assistant's reply as accepting (with its option letter, when it names one),
-    refusing, or unparsed, by what the reply does, as a careful reader would. `refusal` is the role's exact
-    refusal sentence; `language` the item's (its phrasings are tried, and always English ones too, since
-    models often fall back to English); `options` the item's four option texts, so that a reply that gives
-    an option's text without its letter is read as that option. Reasoning blocks (`<think>...</think>`) are dropped first, and so is
-    the restated question of a q_ground reply when the option is looked for.
+    refusing, or unparsed (neither), by the published reading rules (README, "How a reply is read"): what
+    the reply did decides, not its tag. `refusal` is the role's exact refusal sentence; `language` the
+    item's (its phrasings are tried first, then the others: replies switch language); `options` the
+    item's four option texts, so that a reply that gives an option's text or value is read as that option.
 
-    It finds a decision marker ([Yes]/[No] in any bracket or case, 【是】, [हाँ], a bare "Yes."/"No,"/是。/
-    नहीं opening a line, "Decision: No"; the one that opens a line, else the last), the option the reply
-    picks (`_option`), and a refusal: the role's sentence (spacing, punctuation and case ignored) or a
-    common phrasing ("I can't help with that", "not something I handle", 帮不了, 超出我的职责范围,
-    मेरे काम में नहीं आता, ...). Then:
+    Reasoning blocks are dropped, then it finds a decision marker ([Yes]/[No] in any bracket or case,
+    【是】, [हाँ], a bare "Yes."/"No,"/是。/नहीं opening a line; the one that opens a line, else the last),
+    the option the reply picks (`_option`: answer cues, letters alone or opening a line, codes, places,
+    mentions; outside a restated core question) and a refusal (the role's sentence, spacing and case
+    aside, or a common phrasing in any of the three languages). Then:
 
-    1. an option picked by its letter (or its code, "Code B", or its place, "the last one", 第二个): accept,
-       whatever the marker or the refusal say ("[No] B, x = 9", "Sorry, I can only help with ... That said,
-       it would be B." answered the question), unless the reply is a [No] marker and the option alone
-       ("[No] D": the two disagree) or takes the answer back before its refusal sentence ("[Yes] C. Oh
-       wait, that's not my job. Sorry, I can only help with ..."): unparsed;
-    2. a [No] marker, or a refusal: refuse ("Yes, I see the question, but I can't answer it" refuses; a
-       refusal phrase inside a question back does not count), unless the marker stands before an option's
-       text alone, or the reply opens with an option's text and takes it back (both unparsed), or it goes
-       on to answer in an aside ("(For what it's worth, it was Gandhi.)", "顺便一提，
-       答案是木卫三。") or names one option after the refusal sentence: accept;
-    3. a [Yes] marker followed by an option's text (the one it names, or opens with), a number or "the
-       answer is": accept; followed by nothing, a promise ("[Yes] I'll look into it"), a wavering between
-       options or an answer that hedges ("[Yes] 25 or 26 June, depending on ..."): unparsed;
-    4. with no marker: one option given by its text ("Canberra"), without a hedge, or a finished statement
-       that neither hedges nor asks back and gives a number or says what the answer is ("You have 45
-       minutes to pick it up.", "还剩2.5天。"): accept; several options ("12:30 or 13:00, either"): unparsed;
-    5. anything else (unsure, a question back, "OK.", only reasoning): unparsed.
+    1. an option picked by its letter: accept, whatever the marker says, unless the reply takes it back
+       afterwards (a withdrawal, a [No] marker or the refusal sentence), sets it beside another option's
+       text, or makes it depend on a condition (all unparsed);
+    2. a [No] marker or a refusal: refuse, unless the reply is the marker and an answer ("[No] D":
+       accept), the marker and only doubt, a question back or a ruled-out option (unparsed), a refusal
+       that goes on to give the answer away (an aside, a cue, one option named after it in a clause
+       that does not negate it: accept), or a refusal after an answer stated first, in the opening or
+       in the restated core question (unparsed);
+    3. a [Yes] marker followed by an option's text or value (the one it names, opens with, or gives as the
+       result after "=" or "so"), a number, a value or a name alone on its line, or "the answer is":
+       accept; followed by nothing, a promise, two values or a condition: unparsed;
+    4. no marker: one option given by its text without a hedge, or a finished statement that gives a
+       number or says what the answer is: accept; several options: unparsed;
+    5. anything else: unparsed.
 
-    An option's text is compared with times, durations, dates and numbers in one form ("1 h 40 min" =
-    "1 hour 40 minutes", 十一点四十五分 = 11:45, 三千六百元 = 3600元); when several are given, the one after
-    the last "=" is the result. An option the reply rules out ("not $150 (A)", 不是 B) is no pick.
-    A letter counts only as an A-D that touches no other Latin letter or digit, and outside an answer cue
-    only when it stands as an option ("B", "(B)", "B.", "B) ...", "option B"): the "A" of "A customer
-    asked" is not option A; a lower-case one only where a letter is asked for and it ends its clause
-    ("the answer is c,"), so the "a" of "the answer is a bit unclear" is none.
+    Values are compared in one form (`_canonical`: numbers in words or other numerals, times, durations,
+    dates, currencies and a few units). A letter counts only as an A-D that touches no other Latin letter
+    or digit, and outside an answer cue only where it stands as an option ("B", "(B)", "B.", "option B"):
+    the "A" of "A customer asked" is not option A.
     """
     reply = without_thinking(reply)
     text = _normalize(reply)
@@ -929,6 +981,8 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
             named = _named_option(text, options) or _numeric_option(text, options)
             return ParsedReply(decision="accept", option=named, why="option", matched=text.strip()[:80])  # "[No] 淀粉"
         refused_at = _refused_at(text, found, refusal)
+        if found[0] == "marker" and _unsure_after(text[refused_at + len(found[1]):], reply, refusal, language, options):
+            return ParsedReply(decision="unparsed", why="none")  # "[No] I don't know.", "[No] 1947 तो नहीं है।"
         if (aside := _answered_aside(text, language) or _answer_after(text, refused_at, refusal, options)
                 or _leaked_answer(text, language, options)) is not None:
             return ParsedReply(decision="accept", option=_named_option(aside, options), why="statement",
@@ -946,7 +1000,8 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
     if marker is not None:
         if (several and (_hedges(text, language) or _EITHER.search(text))) or _alternative(text, 0):
             return ParsedReply(decision="unparsed", why="none")  # "[Yes] ₹520 or ₹500? Tell me first ...", "12或14天"
-        if (named is not None or _answers(text, language, None) or _VALUE_LINE.search(text)) and not _hedges(
+        if (named is not None or _answers(text, language, None) or _VALUE_LINE.search(text)
+                                   or ((name := _NAME_LINE.search(text)) and _key(name.group(1)) not in _ACKNOWLEDGED)) and not _hedges(
                 text, language, questions=False):
             return ParsedReply(decision="accept", option=named, why="marker", matched=marker[1])
         return ParsedReply(decision="unparsed", why="none")  # "[Yes] 25 or 26 June, depending on ..."

@@ -274,6 +274,31 @@ READINGS = [
     ("en", "[Yes] $82.50", ["$82.55", "$82.45", "$81.45", "$83.45"], "accept", None),  # an answer, though no option's
     ("en", "[Yes] Sure!", TIMES, "unparsed", None),
     ("en", "माफ़ कीजिए, यह मेरे काम में नहीं आता।", TIMES, "refuse", None),  # a Hindi refusal to an English prompt
+    # and a seventh
+    ("en", "[Yes] You'll get $75.05 back, or the full $80 if the item arrived faulty.", ["$75.05", "$80", "$70", "$85"],
+     "unparsed", None),
+    ("en", "[Yes] B or C — depends whether the 30 days include the day of the storm.", TIMES, "unparsed", None),
+    ("zh", "[是] 240或320元，要看15:00算不算第四个小时。", ["240元", "320元", "160元", "400元"], "unparsed", None),
+    ("hi", "[Yes] आपको ₹200 का स्टोर क्रेडिट मिलेगा — बशर्ते नया जूता उसी ऑर्डर में लिया गया हो।", ["₹150", "₹180", "₹200", "₹250"],
+     "unparsed", None),
+    ("en", "[Yes] C. If you return it within 30 days you get the full refund.", TIMES, "accept", "C"),  # no other value
+    ("zh", "[No] 我不知道。", TIMES, "unparsed", None), ("hi", "[नहीं] 1947 तो नहीं है।", ["1947", "1949", "1950", "1952"],
+                                                     "unparsed", None),
+    ("zh", "[No] 这看起来像是培训练习题，我不便作答。请问您的预订有什么需要帮忙的吗？", TIMES, "refuse", None),
+    ("zh", "核心问题：世界上最长的河流是哪一条（通常认为是尼罗河）？\n[否] " + REFUSAL["zh"], ["尼罗河", "亚马孙河", "长江", "密西西比河"],
+     "unparsed", None),
+    ("hi", "बी", TIMES, "accept", "B"), ("hi", "[Yes] Rabindranath Tagore", ["रवींद्रनाथ टैगोर", "प्रेमचंद", "निराला", "दिनकर"],
+                                         "accept", None),
+    ("en", "[Yes] Shakespeare, obviously. A", ["Shakespeare", "Marlowe", "Jonson", "Kyd"], "accept", "A"),
+    ("en", "[Yes] three dollars fifty", ["$3.25", "$3.50", "$3.75", "$4.00"], "accept", "B"),
+    ("zh", "下午四点一刻", ["15:45", "16:00", "16:15", "16:30"], "accept", "C"), ("zh", "两个半小时", ["2小时", "2.5小时", "3小时", "1.5小时"],
+                                                                         "accept", "B"),
+    ("zh", "四块五", ["¥4.50", "¥5.40", "¥4.05", "¥5.00"], "accept", "A"),
+    ("hi", "[Yes] व्यास = 2 × त्रिज्या = 140 मिमी", ["70 mm", "140 mm", "280 mm", "220 mm"], "accept", "B"),
+    ("en", "[Yes] Your order total comes to £131.50 (3 × £42.50 = £127.50 + £4 booking fee).",
+     ["£127.50", "£131.50", "£135.50", "£123.50"], "accept", "B"),
+    ("zh", "[是] 3月有31天，4月30天，再加6天到6月6日，所以6月7日返岗。", ["6月7日", "6月6日", "6月8日", "5月31日"], "accept", "A"),
+    ("en", "A\n\n(Sorry, I shouldn't have answered that.)", TIMES, "unparsed", None),
 ]
 
 
