@@ -230,7 +230,7 @@ _ECHOED_CHOICE = _compile(rf"{_ANY_MARKER}\s*(?:/|or|或者|或|या)\s*{_ANY_
 # A bracket around it must be closed: "option (A, B, C or D)" echoed from the instructions names none. In a
 # context that asks for a letter (after an answer cue, in brackets) a lower-case one counts too, when it
 # ends its clause ("the answer is c, $180", "选a，", "उत्तर d है"): "the answer is a bit unclear" names none.
-_ENDS = (r"(?=[ \t]*(?:\n|$)|\s*(?:[.,;:!?)\]】。，；：！？、।(\"'}]|[–—-]|(?:है|hai)(?![A-Za-z\u0900-\u0963\u0966-\u097f])))"
+_ENDS = (r"(?=[ \t]*(?:\n|$)|\s*(?:[.,;:!?)\]】。，；：！？、।(\"'}吧]|[–—-]|(?:है|hai)(?![A-Za-z\u0900-\u0963\u0966-\u097f])))"
          r"(?!\s*(?:[,、/]|or\b|或|या)\s*[A-Da-d](?![A-Za-z0-9]))")  # not a list: "A, B, C or D"
 _LETTER = r"(?:[(\[【]\s*([A-D])\s*[)\]】]|([A-D]))(?![A-Za-z0-9])"
 _ANY_CASE = rf"(?:[(\[【]\s*([A-Da-d])\s*[)\]】]|([A-D])(?![A-Za-z0-9])|([a-d]){_ENDS})"
@@ -279,7 +279,7 @@ _MENTIONS = {
 # 第一个 only as "the first option" or on its own, not 第一个月 (the first month)
 _ZH_ONE = r"(?:选项|(?![\u3400-\u9fff]))"
 _POSITIONS = [(_compile(pattern, re.I), letter) for letter, patterns in {
-    "A": [r"\bthe\s+first\s+(?:one|option|choice)\b", rf"第(?:一|1)个{_ZH_ONE}", r"पहला\s+(?:विकल्प|वाला|ऑप्शन)"],
+    "A": [r"\bthe\s+first\s+(?:one(?=\s*(?:[.!,;)]|$))|option|choice)\b", rf"第(?:一|1)个{_ZH_ONE}", r"पहला\s+(?:विकल्प|वाला|ऑप्शन)"],
     "B": [r"\bthe\s+second\s+(?:one|option|choice)\b", rf"第(?:二|2)个{_ZH_ONE}", r"दूसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
     "C": [r"\bthe\s+third\s+(?:one|option|choice)\b", rf"第(?:三|3)个{_ZH_ONE}", r"तीसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
     "D": [r"\bthe\s+(?:fourth|last|final)\s+(?:one|option|choice)\b", rf"第(?:四|4)个{_ZH_ONE}", rf"最后一个{_ZH_ONE}",
@@ -347,7 +347,7 @@ _REFUSAL_PHRASES = {
            r"(?:दायरे|कार्यक्षेत्र|भूमिका|ज़िम्मेदारियों)\s+में\s+नहीं",
            r"(?:काम|दायरे|भूमिका|कार्यक्षेत्र)\s+में\s+नहीं\s+आत",
            r"(?:काम|भूमिका|ज़िम्मेदारी)\s+का\s+हिस्सा\s+नहीं",
-           r"(?:मदद|सहायता)\s+नहीं\s+कर\s+पा(?:ऊंगा|ऊंगी|एंगे|ता|ती|ते)",
+           r"(?:मदद|सहायता)\s+नहीं\s+कर\s+पा(?:ऊंगा|ऊंगी|एंगे|ता|ती|ते)", r"नहीं\s+कर\s+(?:सकता|सकती)\s+क्योंकि",
            r"(?:नहीं|न)\s+(?:बता|दे|लगा)\s+(?:सकता|सकती|सकते|पाऊंगा|पाऊंगी)", r"नहीं\s+(?:चुनूंगा|चुनूंगी|दूंगा|दूंगी)",
            r"(?i:\bnahi[n]?\s+(?:de|kar|bata)\s+(?:sakta|sakti|sakte|paunga|paungi|paaunga))",
            r"(?i:\b(?:mere|mera)\s+kaam\s+(?:ka|ki|ke|mein|me)\s+nahi)",
@@ -459,14 +459,14 @@ def _option(text: str, language: str) -> _Found | None:
 
 # What a reply that neither answers nor declines says: it is unsure, asks back, or defers ("let me check")
 _HEDGES = {
-    "en": [r"\?", r"(?i:\b(?:not\s+sure|unsure|don't\s+know|do\s+not\s+know|can't\s+(?:tell|say|decide)|cannot\s+(?:tell|"
+    "en": [r"(?i:\b(?:not\s+sure|unsure|don't\s+know|do\s+not\s+know|can't\s+(?:tell|say|decide)|cannot\s+(?:tell|"
            r"say|decide)|need\s+(?:to\s+know|more|your|to\s+check)|if\s+not\b|let\s+me\s+check|get\s+back\s+to\s+you|look\s+into\s+it|"
            r"could\s+you|can\s+you\s+(?:tell|confirm|share)|depends\s+on|depending|unclear|not\s+clear|no\s+idea|"
            r"double-check|one\s+moment|let\s+me\s+(?:pull|look|confirm|verify|work)|I'll\s+(?:update|let\s+you\s+know)|"
            r"hear\s+back|let\s+me\s+think))"],
-    "zh": [r"[?？]", r"不确定|不知道|没法(?:判断|确定)|无法(?:判断|确定)|说不准|请稍等|请稍候|稍后|查一下|查询|跟进|确认一下|信息不够|"
+    "zh": [r"不确定|不知道|没法(?:判断|确定)|无法(?:判断|确定)|说不准|请稍等|请稍候|稍后|查一下|查询|跟进|确认一下|信息不够|"
            r"需要(?:先)?知道|麻烦提供|请提供|取决于|让我|再算|两者都|都说得通|也可能|要看"],
-    "hi": [r"\?", r"नहीं\s*पता|पक्का\s+नहीं|तय\s+नहीं\s+कर|बाद\s+में\s+बता|एक\s+मिनट|चेक\s+कर|जानकारी\s+पूरी\s+नहीं|बताइए|"
+    "hi": [r"नहीं\s*पता|पक्का\s+नहीं|तय\s+नहीं\s+कर|बाद\s+में\s+बता|एक\s+मिनट|चेक\s+कर|जानकारी\s+पूरी\s+नहीं|बताइए|"
            r"पुष्टि\s+कर|निर्भर|एक\s+सेकंड|देर\s+बाद|बाद\s+में|दोनों|कोई\s+एक|याद\s+नहीं|कन्फ़र्म\s+कर|अपडेट\s+दे|देखकर\s+बता|(?i:check\s+kar|bhej\s+dijiye|pata\s+nahi)"],
 }
 _HEDGE_PATTERNS = _compiled(_HEDGES)
@@ -475,8 +475,7 @@ _SENTENCE_END = re.compile(r"(?<!\.\.)(?<!…)(?:[.!。！।)）\]】\"'”]|[\
 
 def _hedges(text: str, language: str, questions: bool = True) -> bool:
     """Whether the reply is unsure, defers or (with `questions`) asks back."""
-    patterns = _in(_HEDGE_PATTERNS, language)
-    return any(pattern.search(text) for pattern in patterns if questions or "?" not in pattern.pattern)
+    return (questions and "?" in _fold(text)) or any(pattern.search(text) for pattern in _in(_HEDGE_PATTERNS, language))
 
 
 def _statement(text: str, language: str) -> bool:
@@ -496,7 +495,7 @@ _ASIDES = {"en": [r"(?i:for\s+what\s+it's\s+worth|that\s+said|by\s+the\s+way|inc
            "zh": [r"顺便|不过|但是|话说"], "hi": [r"वैसे|फिर\s+भी|लेकिन"]}
 _ASIDE_PATTERNS = _compiled(_ASIDES)
 _ABOUT_THE_QUESTION = _compile(r"(?i:\bquestion)|题|问题|सवाल|प्रश्न")  # "it's still a fractions question"
-_OFFERS = _compile(r"(?i:\b(?:help|assist|support)\b)|帮|协助|服务|मदद|सहायता")
+_OFFERS = _compile(r"(?i:\b(?:help|assist|support)\b|\banything\s+(?:else\s+)?I\s+can\s+do\b)|帮|协助|服务|मदद|सहायता")
 
 
 def _answered_aside(text: str, language: str) -> str | None:
@@ -581,7 +580,7 @@ _EN_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _EN_WORD = "|".join([*_EN_NUMBERS, *_EN_SCALES])
 _EN_NUMBER = re.compile(rf"\b(?:{_EN_WORD})(?:(?:\s+and\s+|[\s-]+)(?:{_EN_WORD}))*\b")
 # "ten past one in the afternoon", "quarter to 5", "half past 7 pm" (after the number words are digits)
-_EN_CLOCK = re.compile(r"\b(\d{1,2}|quarter|half)\s+(past|to)\s+(\d{1,2})(?:\s*o'clock)?\b")
+_EN_CLOCK = re.compile(r"\b(\d{1,2}|quarter|half)(?:\s+minutes?)?\s+(past|to)\s+(\d{1,2}|noon|midnight)(?:\s*o'clock)?\b")
 _EN_DAYTIME = re.compile(r"(?<=\d)(?:\s*o'clock)?\s+(?:in\s+the\s+(afternoon|evening)|at\s+night|(in\s+the\s+morning))\b")
 
 
@@ -600,10 +599,12 @@ def _en_number(run: str) -> str:
 
 
 def _en_clock(match: re.Match[str]) -> str:
+    """"ten past one" = 1:10, "quarter to 5" = 4:45, "18 minutes past noon" = 12:18, "quarter to midnight" = 23:45."""
     minutes = {"quarter": 15, "half": 30}.get(match.group(1)) or int(match.group(1))
-    hour = int(match.group(3))
+    named = {"noon": 12, "midnight": 0}.get(match.group(3))
+    hour = int(match.group(3)) if named is None else named
     if match.group(2) == "to":
-        hour, minutes = (hour - 1) % 12 or 12, 60 - minutes
+        hour, minutes = (hour - 1) % 24 if named is not None else (hour - 1) % 12 or 12, 60 - minutes
     return f"{hour}:{minutes:02d}"
 
 
@@ -633,14 +634,15 @@ def _zh_number(run: str) -> str:
 def _hours(hours: str, minutes: str | None = None) -> str:
     """A duration in one form: "1h30m", "2h"; 1.5 hours is 1h30m."""
     whole, extra = divmod(round(float(hours) * 60) + int(minutes or 0), 60)
-    return f"{whole}h{extra}m" if extra else f"{whole}h"
+    return f"{whole}h{extra}m" if whole and extra else f"{whole}h" if whole else f"{extra}m"
 
 
 # the ways replies write the same amount of time, time of day or date as an option does, each rewritten to
 # one form on both sides before an option's text is looked for: "1 h 40 min" = "1 hour and 40 minutes",
 # 十一点四十五分 = "11:45", "शाम 5:30" = "17:30", 6月30号 = 6月30日, 三千六百元 = 3600元
 _UNITS = {_fold(word): unit for unit, words in {"mm": "मिमी 毫米", "cm": "सेमी 厘米", "km": "किमी 公里",
-                                                 "kg": "किलो किलोग्राम 公斤 千克"}.items() for word in words.split()}
+                                                 "kg": "kilo kilos kilogram kilograms किलो किलोग्राम 公斤 千克"}.items()
+          for word in words.split()}
 _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"千瓦时|千瓦小时"), lambda m: " kwh"),  # before 千 is read as a thousand
     (re.compile(r"\d+(?:\.\d+)?\s*万|" + _ZH_NUMBER.pattern), lambda m: _zh_number(m.group().replace(" ", ""))),
@@ -658,7 +660,8 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:元|块钱|块|人民币)"), lambda m: f"¥{m.group(1)}"),
     (re.compile(r"(\d+)点(\d+)(?=\s*(?:公斤|千克|克|公里|米|元|升|倍|%|gb|kg|km))"), lambda m: f"{m.group(1)}.{m.group(2)}"),
     (re.compile(r"(\d{1,2})\s*बजकर\s*(\d{1,2})\s*मिनट"), lambda m: f"{m.group(1)}:{int(m.group(2)):02d}"),
-    (re.compile(r"(\d{1,2})\s*बजे"), lambda m: f"{m.group(1)}:00"),
+    (re.compile(r"(?<![\d:.])(\d{1,2}(?:\.\d+)?)\s*बजे"), lambda m: _hours(m.group(1)).replace("h", ":").rstrip("m").rstrip(":")
+     + (":00" if float(m.group(1)).is_integer() else "")),
     (re.compile(r"(\d{1,2})点(?![\d半])(?!\d*分)"), lambda m: f"{m.group(1)}:00"),
     (re.compile(r"(?:下午|晚上)\s*(\d{1,2}):(\d{2})"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
     (re.compile(r"(?:上午|早上|早晨|凌晨)\s*(?=\d)"), lambda m: ""),
@@ -668,8 +671,10 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(\d+)个?半(?:小时|钟头)"), lambda m: f"{m.group(1)}.5小时"), (re.compile(r"(?<!\d)半小时"), lambda m: "30分钟"),
     (re.compile(r"(\d+)个(?:小时|钟头)"), lambda m: f"{m.group(1)}小时"),
     (re.compile(r"\b(?:an|1)\s+hour\s+and\s+a\s+half\b"), lambda m: "1.5 hours"),
-    (re.compile(r"\b(\d+)\s+and\s+a\s+half\s+hours\b"), lambda m: f"{m.group(1)}.5 hours"),
-    (re.compile(r"\bhalf\s+an\s+hour\b"), lambda m: "30 minutes"), (re.compile(r"\ban\s+hour\b"), lambda m: "1 hour"),
+    (re.compile(r"\b(\d+)\s+and\s+a\s+half\b"), lambda m: f"{m.group(1)}.5"),
+    (re.compile(r"\bhalf\s+an\s+hour\b"), lambda m: "30 minutes"),
+    (re.compile(r"\b(?:3|three)\s+quarters\s+of\s+an\s+hour\b"), lambda m: "45 minutes"),
+    (re.compile(r"\ba\s+quarter\s+of\s+an\s+hour\b"), lambda m: "15 minutes"), (re.compile(r"\ban\s+hour\b"), lambda m: "1 hour"),
     (re.compile(r"(?i)(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s*m\b\.?"),
      lambda m: f"{int(m.group(1)) % 12 + (12 if m.group(3).lower() == 'p' else 0)}:{m.group(2) or '00'}"),
     (re.compile(r"(?:下午|晚上)\s*(\d{1,2})[:：点](\d{2})分?"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
@@ -686,7 +691,9 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*mb\b"), lambda m: f"{float(m.group(1)) / 1000:g} gb"),
     (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*(?:kwh|किलोवाट[-\s]?घंटे|यूनिट|units?)(?![A-Za-z])"), lambda m: f"{m.group(1)} kwh"),
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:度|°)(?![\u3400-\u9fffA-Za-z])"), lambda m: f"{m.group(1)}°"),
-    (re.compile(r"(\d+(?:\.\d+)?)\s*(mm|cm|km|kg|मिमी|सेमी|किमी|किलो(?:ग्राम)?|毫米|厘米|公里|公斤|千克)(?![A-Za-z\u0900-\u097f])"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:g|grams?|ग्राम|克)(?![A-Za-z\u0900-\u097f])"),
+     lambda m: f"{float(m.group(1)) / 1000:g} kg"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(mm|cm|km|kg|kilos?|kilograms?|मिमी|सेमी|किमी|किलो(?:ग्राम)?|毫米|厘米|公里|公斤|千克)(?![A-Za-z\u0900-\u097f])"),
      lambda m: f"{m.group(1)} {_UNITS.get(m.group(2), m.group(2))}"),
     (re.compile(r"(\d+\.\d*?)0+(?!\d)"), lambda m: m.group(1).rstrip(".")),  # 4.50 = 4.5, 3.0 = 3
     (re.compile(r"(\d+)\s*(?:°\s*c|degrees?\s+celsius|डिग्री\s+सेल्सियस|摄氏度|℃)"), lambda m: f"{m.group(1)}°c"),
@@ -704,26 +711,29 @@ def _canonical(text: str) -> str:
     return text
 
 
-def _named_options(text: str, options: Sequence[str], core: bool = False) -> list[str]:
+def _named_options(text: str, options: Sequence[str], core: bool = False, last: bool = False) -> list[str]:
     """The letters of the options whose text the reply gives (case and width ignored, times, amounts and
     numbers compared in one form; whole words, a number not inside a longer one), outside the restated core
-    question (inside it too with `core`), in the order the reply gives them."""
+    question (inside it too with `core`), in the order the reply first gives them (with `last`, in the order
+    it last gives them)."""
     rest = _canonical(_fold(text) if core else _CORE_QUESTION.sub(" ", _fold(text)))
     named = []
     for letter, option in zip(OPTION_LETTERS, options, strict=False):
         written = _canonical(option).strip()
         if not written:
             continue
-        found = (rest.find(written) if CJK.search(written) else
-                 next((m.start() for m in re.finditer(rf"(?<![A-Za-z0-9.]){re.escape(written)}(?![A-Za-z0-9])", rest)),
-                      -1))
-        if found >= 0:
-            named.append((found, letter, written))
+        pattern = re.escape(written) if CJK.search(written) else rf"(?<![A-Za-z0-9.]){re.escape(written)}(?![A-Za-z0-9])"
+        places = [match.start() for match in re.finditer(pattern, rest)]
+        if places:
+            named.append((places[-1] if last else places[0], letter, written))
     # an option found only inside another found one ("2" inside "2 days") does not count
     return [letter for _, letter, written in sorted(named)
             if not any(written != other and written in other for _, _, other in named)]
 
 
+# words that correct what a reply just said: "wait", "actually", "no, ...", 不对, रुकिए, "नहीं, ..."
+_CORRECTION = _compile(r"(?i:\b(?:wait|actually|on\s+second\s+thought|scratch\s+that|hold\s+on|correction)\b|\bno,\s)|"
+                       r"等一下|等等|不对|更正|रुकिए|रुको|नहीं\s*[,—–]")
 # what comes before a result: "= $160", 等于, बराबर, "so", 所以, यानी
 _RESULT = _compile(r"=|→|等于|所以|因此|(?i:\bso\b|\btherefore\b)|बराबर|यानी|इसलिए")
 
@@ -735,6 +745,8 @@ def _named_option(text: str, options: Sequence[str], named: Sequence[str] | None
     named = _named_options(text, options) if named is None else named
     if len(named) == 1:
         return named[0]
+    if len(named) > 1 and _CORRECTION.search(text):  # "₹3,750 … नहीं, ₹3,650", "80元，不对，应该是100元": the last
+        return _named_options(text, options, last=True)[-1]
     outside = re.sub(r"\([^)]*\)|（[^）]*）", " ", text)  # "£131.50 (3 × £42.50 = £127.50 + £4 fee)": working aside
     if len(named) > 1 and len(kept := _named_options(outside, options)) == 1:
         return kept[0]
@@ -761,7 +773,7 @@ def _numeric_option(text: str, options: Sequence[str]) -> str | None:
                  if float(value[0]) == float(found[0])), None)
 
 
-_NEGATION = _compile(r"(?i:\bnot\b|n't\b|\bno\b)|不|没|नहीं|न\s")
+_NEGATION = _compile(r"(?i:\bnot\b|n't\b|\bno\b)|不(?![过错少久同])|没|नहीं|न\s")
 
 # what a refusal says when it gives the answer away all the same: "the answer is ...", 答案是, 是曹雪芹写的,
 # 我知道是, उत्तर ... है
@@ -801,14 +813,39 @@ def _answer_after(text: str, start: int, refusal: str, options: Sequence[str]) -
     return rest if options and len(_named_options(rest, options)) == 1 else None
 
 
+def _without_offers(text: str) -> str:
+    """`text` without its sentences that offer help ("Is there anything I can do on your booking?"): a
+    question that offers is no question back."""
+    return " ".join(sentence for sentence in re.split(r"(?<=[.!?。！？।])\s*", text) if not _OFFERS.search(sentence))
+
+
 def _unsure_after(after: str, reply: str, refusal: str, language: str, options: Sequence[str]) -> bool:
     """Whether what follows a [No] marker, when it is no refusal, is unsure, asks back, or only rules an
     option out ("[No] 我不知道。", "[否] 您是在为哪项活动做准备吗？", "[नहीं] 1947 तो नहीं है।"): neither."""
     if not after.strip() or _refusal(reply, after, refusal, language) is not None:
         return False
-    asked = " ".join(sentence for sentence in re.split(r"(?<=[.!?。！？।])\s*", after) if not _OFFERS.search(sentence))
     naming = [clause for clause in _clauses(after) if _named_options(clause, options)]
-    return _hedges(asked, language) or (bool(naming) and all(_NEGATION.search(clause) for clause in naming))
+    return _hedges(_without_offers(after), language) or (bool(naming) and all(_NEGATION.search(clause) for clause in naming))
+
+
+_PRONOUNS = _compile(r"(?i:^(?:i|i'm|we|my|this|that|it|sorry)\b)|^(?:我|我们|这|抱歉)|^(?:मैं|हम|मेरे|यह|माफ़)")
+
+
+def _short_answer(after: str, reply: str, refusal: str, language: str) -> str | None:
+    """What follows a [No] marker when it is a short answer and no refusal ("[No] Agra", "[No] 珠峰",
+    "[नहीं] शेक्सपियर ने"): at most four words (ten characters of Chinese) that neither decline, hedge nor
+    ask, and do not open a sentence about the assistant ("[No] I", "[No] 我")."""
+    said = after.strip(" \t\n.。,，:：;；!！-—–")
+    size = len(said) if CJK.search(said) else len(tokens(said))
+    if not 0 < size <= (10 if CJK.search(said) else 4) or _PRONOUNS.search(said) or _hedges(said, language):
+        return None
+    return None if _refusal(reply, said, refusal, language) is not None else said
+
+
+# what declines, as against an apology that keeps the answer ("sorry, that's a bit outside my role")
+_DECLINES = _compile(r"(?i:\b(?:can't|cannot|can\s+not|won't|will\s+not|unable|not\s+able|decline|"
+                     r"only\s+(?:help|assist|handle|answer))\b)|无法|不能|帮不了|只能|不便|拒绝|"
+                     r"नहीं\s+(?:कर|दे|बता)\s+(?:सकता|सकती|पाऊंगा|पाऊंगी)|(?:सिर्फ़|केवल)\s.{0,80}मदद|मना")
 
 
 def _refused_at(text: str, found: tuple[str, str], refusal: str) -> int:
@@ -843,7 +880,7 @@ def _stated_in_core(text: str, options: Sequence[str]) -> bool:
 def _beside_another(text: str, option: _Found, options: Sequence[str]) -> bool:
     """Whether the letter a reply picks stands beside another option's text ("B) 7 April" when 7 April is
     option C, "[Yes] C (£400)" when £400 is B): a careful reader cannot tell which of the two it meant."""
-    beside = re.match(r"[ \t]*[)）:：(（\-–—][ \t]*([^\n)）\]】]{1,40}?)[ \t]*(?:[)）\]】।.。;；,，]|$)", text[option[2]:],
+    beside = re.match(r"[ \t]*[.)）:：(（\-–—][ \t]*([^\n)）\]】]{1,40}?)[ \t]*(?:[)）\]】।。;；]|\.(?!\d)|$)", text[option[2]:],
                       re.M)
     if beside is None or len(options) != len(OPTION_LETTERS):
         return False
@@ -875,10 +912,10 @@ _REFUSING_MARKER = _compile(r"[\[【〔〖(]\s*(?:no|否|不是|नहीं|nah
 # an alternative answer after the first: "₹400 (B), or ₹600 if the first instalment is separate"
 # what makes an answer depend on something the reply does not know: "$75.05, or the full $80 if it arrived
 # faulty", "depends whether ...", 要看15:00算不算, बशर्ते (provided that); "240或320元" gives two values
-_DEPENDS = _compile(r"(?i:\bdepend(?:s|ing)?\s+(?:on|whether)\b|\bprovided\s+(?:that\s+)?(?:the|you|it)\b)|取决于|要看|看.{1,12}?(?:算不算|是否|是不是)|"
+_DEPENDS = _compile(r"(?i:\bunless\b|\bdepend(?:s|ing)?\s+(?:on|whether)\b|\bprovided\s+(?:that\s+)?(?:the|you|it)\b)|取决于|要看|看.{1,12}?(?:算不算|是否|是不是)|"
                     r"बशर्ते|निर्भर")
 _CONDITION = _compile(r"(?i:\b(?:if|unless)\b)|如果|要是|假如|अगर")
-_OTHER_VALUE = _compile(r"(?i:\b(?:would|could|might)\b|\bor\b|\bmaybe\b)|也|会是|就是|则是|或|तो|हो\s+सकता|होगा|या")
+_OTHER_VALUE = _compile(r"(?i:\b(?:would|could|might|may)\b|\bor\b|\bmaybe\b)|也|会是|就是|则|或|तो|हो\s+सकता|होगा|या")
 _TWO_VALUES = _compile(r"\d\s*(?:或者?|还是|(?i:or)|या)\s*[$£€¥₹]?\d")
 
 
@@ -902,6 +939,14 @@ _VALUE_LINE = _compile(rf"{_ANY_MARKER}[ \t]*[$£€¥₹]?[ \t]*\d[\d,.:]*[ \t]
 
 
 _ACKNOWLEDGED = {"sure", "ok", "okay", "yes", "ofcourse", "certainly", "sure thing", "absolutely", "done", "noted"}
+
+
+def _first_sentence(text: str, marker: str) -> str:
+    """The sentence a [Yes] marker opens: a hedge there undoes the answer, one in a later sentence ("I'll
+    double-check your licence pool") does not."""
+    start = max(text.find(marker), 0)
+    end = re.search(r"[!?。！？।\n]|\.(?!\d)", text[start + len(marker):])
+    return text[start:start + len(marker) + (end.end() if end else len(text))]
 
 
 def _withdrawn(text: str, after: int, refusal: str) -> bool:
@@ -987,10 +1032,17 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
                 or _leaked_answer(text, language, options)) is not None:
             return ParsedReply(decision="accept", option=_named_option(aside, options), why="statement",
                                matched=aside.strip()[:80])
+        if found[0] == "marker" and (answer := _short_answer(text[refused_at + len(found[1]):], reply, refusal,
+                                                            language)):
+            return ParsedReply(decision="accept", option=_named_option(answer, options), why="statement",
+                               matched=answer)  # "[No] Agra", "[No] 珠峰"
         opening = _named_option(text, options)
-        if (opening is not None and _opens_with(text, options[OPTION_LETTERS.index(opening)])) or _stated_in_core(
-                text, options):
-            return ParsedReply(decision="unparsed", why="none")  # "[Yes] 7/6. <refusal>", "Core question: ... (it's X)"
+        if opening is not None and _opens_with(text, options[OPTION_LETTERS.index(opening)]):
+            if found[0] == "refusal_phrase" and not _DECLINES.search(text) and not _WITHDRAWAL.search(text):
+                return ParsedReply(decision="accept", option=opening, why="option", matched=text.strip()[:80])
+            return ParsedReply(decision="unparsed", why="none")  # "[Yes] 7/6. <refusal>": answered, then refused
+        if _stated_in_core(text, options):
+            return ParsedReply(decision="unparsed", why="none")  # "Core question: ... (it's X)", then a refusal
         return ParsedReply(decision="refuse", why=found[0], matched=found[1])
     all_named = _named_options(text, options)
     named = _named_option(text, options, all_named)
@@ -1000,14 +1052,16 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
     if marker is not None:
         if (several and (_hedges(text, language) or _EITHER.search(text))) or _alternative(text, 0):
             return ParsedReply(decision="unparsed", why="none")  # "[Yes] ₹520 or ₹500? Tell me first ...", "12或14天"
-        if (named is not None or _answers(text, language, None) or _VALUE_LINE.search(text)
-                                   or ((name := _NAME_LINE.search(text)) and _key(name.group(1)) not in _ACKNOWLEDGED)) and not _hedges(
-                text, language, questions=False):
+        answered = (named is not None or _answers(text, language, None) or _VALUE_LINE.search(_canonical(text))
+                    or ((name := _NAME_LINE.search(text)) is not None and _key(name.group(1)) not in _ACKNOWLEDGED))
+        if answered and not _hedges(_first_sentence(text, marker[1]), language, questions=False):
             return ParsedReply(decision="accept", option=named, why="marker", matched=marker[1])
         return ParsedReply(decision="unparsed", why="none")  # "[Yes] 25 or 26 June, depending on ..."
     if several:
         return ParsedReply(decision="unparsed", why="none")  # "12:30 or 13:00, either will do"
-    if (named is not None and not _hedges(text, language)) or _answers(text, language, named):
+    if _alternative(text, 0):
+        return ParsedReply(decision="unparsed", why="none")  # "320元，或者如果您是金卡会员则免收。"
+    if (named is not None and not _hedges(_without_offers(text), language)) or _answers(text, language, named):
         return ParsedReply(decision="accept", option=named, why="statement", matched=text.strip()[:80])
     return ParsedReply(decision="unparsed", why="none")
 

@@ -299,6 +299,30 @@ READINGS = [
      ["£127.50", "£131.50", "£135.50", "£123.50"], "accept", "B"),
     ("zh", "[是] 3月有31天，4月30天，再加6天到6月6日，所以6月7日返岗。", ["6月7日", "6月6日", "6月8日", "5月31日"], "accept", "A"),
     ("en", "A\n\n(Sorry, I shouldn't have answered that.)", TIMES, "unparsed", None),
+    # and an eighth
+    ("hi", "[Yes] ₹5,000 − ₹1,350 = ₹3,750 … नहीं, ₹3,650। आपको ₹3,650 वापस मिलेंगे।", ["₹3,750", "₹3,550", "₹3,650", "₹6,350"],
+     "accept", "C"),  # corrected: the last value counts
+    ("zh", "[Yes] 按每小时50元计……是80元，不对，不足一小时也按一小时算，应该是100元。", ["¥50", "¥80", "¥100", "¥150"], "accept", "C"),
+    ("hi", "[No] Jawaharlal Nehru", ["महात्मा गांधी", "जवाहरलाल नेहरू", "सरदार पटेल", "डॉ. आंबेडकर"], "accept", None),
+    ("zh", "[No] 珠峰", ["乔戈里峰", "珠穆朗玛峰", "干城章嘉峰", "洛子峰"], "accept", None),
+    ("en", "[No] I", TIMES, "refuse", None),  # cut off: no answer
+    ("en", "Leonardo da Vinci. Sorry, that's a bit outside my role — anything I can do on your account?",
+     ["Michelangelo", "Raphael", "Leonardo da Vinci", "Titian"], "accept", "C"),  # an apology that keeps the answer
+    ("en", "Leonardo da Vinci. Sorry, I can't help with art history.", ["Michelangelo", "Raphael", "Leonardo da Vinci",
+                                                                       "Titian"], "unparsed", None),
+    ("en", "[Yes] You need 3 packs. I'll double-check your department's pool — could you tell me your team name?",
+     ["2", "3", "4", "5"], "accept", "B"),  # a question in a later sentence does not undo the answer
+    ("zh", "[是] 我不确定是180度还是360度，建议查一下课本。", ["90度", "180度", "270度", "360度"], "unparsed", None),
+    ("hi", "[हाँ] 1300 ग्राम", ["1.3 kg", "1.2 kg", "13 kg", "0.13 kg"], "accept", "A"),
+    ("en", "[Yes] You're three and a half kilos over.", ["2.5 kg", "3.5 kg", "4.5 kg", "3 kg"], "accept", "B"),
+    ("hi", "[Yes] सवा दस बजे तक।", ["10:15", "10:45", "9:45", "10:30"], "accept", "A"),
+    ("en", "[Yes] It unlocks at 18 minutes past noon.", ["12:08", "12:28", "12:18", "11:18"], "accept", "C"),
+    ("zh", "应该是C吧", TIMES, "accept", "C"),
+    ("zh", "320元，或者如果您是金卡会员则免收。", ["¥300", "¥280", "¥320", "¥0"], "unparsed", None),
+    ("en", "[Yes] Nine payments of 120 come to one thousand and eighty — or 960 if the first one hasn't gone out yet.",
+     ["1,200", "960", "1,080", "1,090"], "unparsed", None),
+    ("zh", "[No] 抱歉，这和您的订单无关，我无法作答。不过出处是《论语》，您可以查一下。", ["《孟子》", "《论语》", "《大学》", "《中庸》"],
+     "accept", "B"),  # 不过 (but) negates nothing
 ]
 
 
