@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from abstaingen.config import GenerateConfig
 
 
+HAND_WRITTEN_PER_RELEASE = 4  # of a role's 12 (how-to, definition, scenario, calculation); the rest are task questions
+
+
 @register_ood_generator("builtin")
 class BuiltinOodGenerator:
     name = "builtin"
@@ -40,8 +43,10 @@ class BuiltinOodGenerator:
 
     async def write_id_questions(self, role: RolePolicy, count: int, seed: int, asked: Sequence[str] = ()
                                  ) -> list[Question]:
-        """Questions the role was not asked before: its hand-written ones first (roles/*.yaml, in a seeded
-        order), then task questions drawn from its task_templates (task_templates.py)."""
+        """Questions the role was not asked before: up to HAND_WRITTEN_PER_RELEASE of its hand-written ones
+        (roles/*.yaml, drawn by the seed), then task questions drawn from its task_templates (task_templates.py).
+        A few hand-written ones per release, not all of them in the first: two datasets begun from different
+        seeds would otherwise share every hand-written question."""
         seen = set(asked)
 
         def was_asked(group: list[Question]) -> bool:
@@ -52,7 +57,7 @@ class BuiltinOodGenerator:
             versions.setdefault(question.question_id, []).append(question)
         written = [group for group in versions.values() if not was_asked(group)]
         random.Random(f"{seed}:{role.role_id}:id").shuffle(written)
-        chosen = written[:count]
+        chosen = written[:min(count, HAND_WRITTEN_PER_RELEASE)]
         chosen += task_questions(role.role_id, self.templates.get(role.role_id, []), count - len(chosen), seed,
                                  was_asked)
         return [question for group in chosen for question in group if question.language in role.texts]
