@@ -964,8 +964,8 @@ def _refusal(reply: str, text: str, refusal: str, language: str) -> tuple[Litera
     refusal_key = _key(refusal)
     if refusal_key and refusal_key in _key(reply):
         return "refusal_sentence", refusal.strip()
-    for pattern in _in(_PHRASE_PATTERNS, language) + [p for lang in LANGUAGES if lang not in _languages(language)
-                                                       for p in _PHRASE_PATTERNS[lang]]:  # replies switch language
+    for pattern in [pattern for lang in dict.fromkeys((*_languages(language), *LANGUAGES))  # replies switch language
+                    for pattern in _PHRASE_PATTERNS[lang]]:
         for match in pattern.finditer(text):
             if not _QUESTION_BACK.match(text, match.end()):  # "do you mean which of these I can't do for you?"
                 return "refusal_phrase", match.group().strip()
