@@ -263,10 +263,10 @@ _ANSWER_CUES = {
 for _cues in _ANSWER_CUES.values():
     _cues.append(rf"(?:[\]】!！:：,，–—→]|=>)\s*(?i:option\s+|choice\s+|选项\s*|विकल्प\s*)?{_ANY_CASE}{_ENDS}")
     _cues.append(rf"[\]】][ \t]*{_LETTER}(?=[ \t]+[^\sA-Za-z]|[ \t]*\n)")  # "[Yes] C 6 months at 150 each"
-    _cues.append(rf"(?<=[.!。！])\s+{_LETTER}[ \t]*[.。]?\s*\Z")  # a letter after the last sentence: "... 1914. A."
+    _cues.append(rf"(?:(?<=[.!])\s+|(?<=[。！]))\s*{_LETTER}[ \t]*[.。]?\s*\Z")  # a letter after the last sentence: "... 1914. A."
 # Hindi letter names: सही विकल्प बी है
 _DEVANAGARI_LETTERS = {"ए": "A", "बी": "B", "सी": "C", "डी": "D", "क": "A", "ख": "B", "ग": "C", "घ": "D"}
-_ANSWER_CUES["hi"].append(r"(?:विकल्प|उत्तर|जवाब)\s*(?:है|होगा)?\s*[:\-–—]?\s*(?:विकल्प)?\s*(ए|बी|सी|डी|क|ख|ग|घ)"
+_ANSWER_CUES["hi"].append(r"(?:विकल्प|उत्तर|जवाब|यानी|इसलिए)\s*(?:है|होगा)?\s*[:\-–—]?\s*(?:विकल्प)?\s*(ए|बी|सी|डी|क|ख|ग|घ)"
                           r"(?![\u0900-\u0963\u0966-\u097f])")
 _ANSWER_CUES["hi"].append(r"[\]】][ \t]*(ए|बी|सी|डी)(?![\u0900-\u0963\u0966-\u097f])")  # "[हाँ] सी"
 # mentions: "option B", 选项B, B选项, विकल्प B, "(B)"; they count only when all name the same letter
@@ -463,10 +463,10 @@ _HEDGES = {
            r"say|decide)|need\s+(?:to\s+know|more|your|to\s+check)|if\s+not\b|let\s+me\s+check|get\s+back\s+to\s+you|look\s+into\s+it|"
            r"could\s+you|can\s+you\s+(?:tell|confirm|share)|depends\s+on|depending|unclear|not\s+clear|no\s+idea|"
            r"double-check|one\s+moment|let\s+me\s+(?:pull|look|confirm|verify|work)|I'll\s+(?:update|let\s+you\s+know)|"
-           r"hear\s+back|let\s+me\s+think))"],
-    "zh": [r"不确定|不知道|没法(?:判断|确定)|无法(?:判断|确定)|说不准|请稍等|请稍候|稍后|查一下|查询|跟进|确认一下|信息不够|"
+           r"hear\s+back|let\s+me\s+think|none\s+of\s+(?:the\s+above|them|these)))"],
+    "zh": [r"以上都不|都不对|都不是|不确定|不知道|没法(?:判断|确定)|无法(?:判断|确定)|说不准|请稍等|请稍候|稍后|查一下|查询|跟进|确认一下|信息不够|"
            r"需要(?:先)?知道|麻烦提供|请提供|取决于|让我|再算|两者都|都说得通|也可能|要看"],
-    "hi": [r"नहीं\s*पता|पक्का\s+नहीं|तय\s+नहीं\s+कर|बाद\s+में\s+बता|एक\s+मिनट|चेक\s+कर|जानकारी\s+पूरी\s+नहीं|बताइए|"
+    "hi": [r"इनमें\s+से\s+कोई\s+(?:भी\s+)?नहीं|नहीं\s*पता|पक्का\s+नहीं|तय\s+नहीं\s+कर|बाद\s+में\s+बता|एक\s+मिनट|चेक\s+कर|जानकारी\s+पूरी\s+नहीं|बताइए|"
            r"पुष्टि\s+कर|निर्भर|एक\s+सेकंड|देर\s+बाद|बाद\s+में|दोनों|कोई\s+एक|याद\s+नहीं|कन्फ़र्म\s+कर|अपडेट\s+दे|देखकर\s+बता|(?i:check\s+kar|bhej\s+dijiye|pata\s+nahi)"],
 }
 _HEDGE_PATTERNS = _compiled(_HEDGES)
@@ -498,6 +498,9 @@ _ABOUT_THE_QUESTION = _compile(r"(?i:\bquestion)|题|问题|सवाल|प्�
 _OFFERS = _compile(r"(?i:\b(?:help|assist|support)\b|\banything\s+(?:else\s+)?I\s+can\s+do\b)|帮|协助|服务|मदद|सहायता")
 
 
+_HINT = _compile(r"(?i:\bhint\b|\btip\b)|提示|小提示|संकेत|सुझाव|हिंट")
+
+
 def _answered_aside(text: str, language: str) -> str | None:
     """The aside in which a refusing reply goes on to answer: a statement after "that said", 顺便, वैसे, ...
     that is not an offer of what the assistant does instead, nor another refusal; None when there is none."""
@@ -505,6 +508,7 @@ def _answered_aside(text: str, language: str) -> str | None:
         for match in pattern.finditer(text):
             aside = text[match.end():].lstrip(" ,，、:：")
             if (_statement(aside, language) and not _OFFERS.search(aside) and not _NEGATION.search(aside)
+                    and not _HINT.search(aside)
                     and not _ABOUT_THE_QUESTION.search(aside)
                     and not any(phrase.search(aside) for phrase in _in(_PHRASE_PATTERNS, language))):
                 return aside
@@ -663,7 +667,7 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?<![\d:.])(\d{1,2}(?:\.\d+)?)\s*बजे"), lambda m: _hours(m.group(1)).replace("h", ":").rstrip("m").rstrip(":")
      + (":00" if float(m.group(1)).is_integer() else "")),
     (re.compile(r"(\d{1,2})点(?![\d半])(?!\d*分)"), lambda m: f"{m.group(1)}:00"),
-    (re.compile(r"(?:下午|晚上)\s*(\d{1,2}):(\d{2})"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
+    (re.compile(r"(?:下午|晚上|傍晚)\s*(\d{1,2}):(\d{2})"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
     (re.compile(r"(?:上午|早上|早晨|凌晨)\s*(?=\d)"), lambda m: ""),
     (re.compile(r"(?<=\d)\s+(?=[\u3400-\u9fff])|(?<=[\u3400-\u9fff])\s+(?=\d)"), lambda m: ""),
     (re.compile(r"(\d+)月(\d+)号"), lambda m: f"{m.group(1)}月{m.group(2)}日"),
@@ -677,7 +681,7 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"\ba\s+quarter\s+of\s+an\s+hour\b"), lambda m: "15 minutes"), (re.compile(r"\ban\s+hour\b"), lambda m: "1 hour"),
     (re.compile(r"(?i)(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s*m\b\.?"),
      lambda m: f"{int(m.group(1)) % 12 + (12 if m.group(3).lower() == 'p' else 0)}:{m.group(2) or '00'}"),
-    (re.compile(r"(?:下午|晚上)\s*(\d{1,2})[:：点](\d{2})分?"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
+    (re.compile(r"(?:下午|晚上|傍晚)\s*(\d{1,2})[:：点](\d{2})分?"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
     (re.compile(r"(\d{1,2})点(\d{1,2})分"), lambda m: f"{m.group(1)}:{int(m.group(2)):02d}"),
     (re.compile(r"(\d{1,2})点半"), lambda m: f"{m.group(1)}:30"),
     (re.compile(r"(?:शाम|रात|दोपहर)\s*(\d{1,2}):(\d{2})"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
@@ -732,7 +736,7 @@ def _named_options(text: str, options: Sequence[str], core: bool = False, last: 
 
 
 # words that correct what a reply just said: "wait", "actually", "no, ...", 不对, रुकिए, "नहीं, ..."
-_CORRECTION = _compile(r"(?i:\b(?:wait|actually|on\s+second\s+thought|scratch\s+that|hold\s+on|correction)\b|\bno,\s)|"
+_CORRECTION = _compile(r"(?i:\b(?:wait|actually|on\s+second\s+thought|scratch\s+that|hold\s+on|correction|I\s+meant)\b|\bno,\s)|"
                        r"等一下|等等|不对|更正|रुकिए|रुको|नहीं\s*[,—–]")
 # what comes before a result: "= $160", 等于, बराबर, "so", 所以, यानी
 _RESULT = _compile(r"=|→|等于|所以|因此|(?i:\bso\b|\btherefore\b)|बराबर|यानी|इसलिए")
@@ -773,7 +777,7 @@ def _numeric_option(text: str, options: Sequence[str]) -> str | None:
                  if float(value[0]) == float(found[0])), None)
 
 
-_NEGATION = _compile(r"(?i:\bnot\b|n't\b|\bno\b)|不(?![过错少久同])|没|नहीं|न\s")
+_NEGATION = _compile(r"(?i:\bnot\b|n't\b|\bno\b)|不(?![过错少久同])|没|以为|नहीं|न\s")
 
 # what a refusal says when it gives the answer away all the same: "the answer is ...", 答案是, 是曹雪芹写的,
 # 我知道是, उत्तर ... है
@@ -795,9 +799,14 @@ def _leaked_answer(text: str, language: str, options: Sequence[str]) -> str | No
     return None
 
 
+_VALUE_LIST = _compile(r"(?:[^\s,，、]+[ \t]*[,，、][ \t]*)+[^\s,，、]+[ \t]*(?:(?i:\bor\b|\band\b)|或者|或|还是|和|या|और)[ \t]*"
+                       r"[^\s,，、.。]+")
+
+
 def _clauses(text: str) -> list[str]:
-    """`text` cut at punctuation that ends a clause (not the point or comma inside a number)."""
-    return re.split(r"[;!?()\[\]。，；！？（）、।\n—–]|[.,](?!\d)", text)
+    """`text` cut at punctuation that ends a clause (not a point or comma inside a number), a list of values
+    ("27, 26, 29 or 31") left out."""
+    return re.split(r"[;!?()\[\]。，；！？（）、।\n—–]|[.,](?!\d)", _blank(_VALUE_LIST, text))
 
 
 def _answer_after(text: str, start: int, refusal: str, options: Sequence[str]) -> str | None:
@@ -809,7 +818,8 @@ def _answer_after(text: str, start: int, refusal: str, options: Sequence[str]) -
     rest = _blank(_CORE_QUESTION, text[start:])
     if words:
         rest = _blank(re.compile(r"[\W_]*".join(map(re.escape, words)), re.I), rest)
-    rest = " | ".join(clause for clause in _clauses(rest) if not _NEGATION.search(clause))  # one that negates names none
+    rest = " | ".join(clause for clause in _clauses(rest)  # a clause that negates, offers two or hints names none
+                      if not _NEGATION.search(clause) and not _EITHER.search(clause) and not _HINT.search(clause))
     return rest if options and len(_named_options(rest, options)) == 1 else None
 
 
@@ -825,7 +835,8 @@ def _unsure_after(after: str, reply: str, refusal: str, language: str, options: 
     if not after.strip() or _refusal(reply, after, refusal, language) is not None:
         return False
     naming = [clause for clause in _clauses(after) if _named_options(clause, options)]
-    return _hedges(_without_offers(after), language) or (bool(naming) and all(_NEGATION.search(clause) for clause in naming))
+    return _hedges(_without_offers(after), language) or (bool(naming) and (
+        all(_NEGATION.search(clause) for clause in naming) or any(_EITHER.search(clause) for clause in naming)))
 
 
 _PRONOUNS = _compile(r"(?i:^(?:i|i'm|we|my|this|that|it|sorry)\b)|^(?:我|我们|这|抱歉)|^(?:मैं|हम|मेरे|यह|माफ़)")
@@ -846,6 +857,17 @@ def _short_answer(after: str, reply: str, refusal: str, language: str) -> str | 
 _DECLINES = _compile(r"(?i:\b(?:can't|cannot|can\s+not|won't|will\s+not|unable|not\s+able|decline|"
                      r"only\s+(?:help|assist|handle|answer))\b)|无法|不能|帮不了|只能|不便|拒绝|"
                      r"नहीं\s+(?:कर|दे|बता)\s+(?:सकता|सकती|पाऊंगा|पाऊंगी)|(?:सिर्फ़|केवल)\s.{0,80}मदद|मना")
+
+
+def _answered_before(text: str, marker: str, found: tuple[str, str], refusal: str, language: str) -> bool:
+    """Whether a [Yes] marker opens a statement that gives a value, and neither negates, corrects nor declines,
+    before the reply turns to refuse ("[Yes] It began in 1914. [No] Sorry, I can only help with ..."): an
+    answer taken back."""
+    start = text.find(marker) + len(marker)
+    end = _refused_at(text, found, refusal) if found[0] != "marker" else text.find(found[1], start)
+    said = re.sub(_ANY_MARKER, " ", text[start:end] if end > start else "", flags=re.I)
+    return (_statement(said, language) and re.search(r"\d", said) is not None and not _DECLINES.search(said)
+            and not _NEGATION.search(said) and not _CORRECTION.search(said) and _refusal(said, said, refusal, language) is None)
 
 
 def _refused_at(text: str, found: tuple[str, str], refusal: str) -> int:
@@ -875,6 +897,25 @@ def _stated_in_core(text: str, options: Sequence[str]) -> bool:
         return False
     named = _named_options(core.group(), options, core=True)  # a number there is the question's own data
     return len(named) == 1 and not re.fullmatch(r"[\d\s.,:%°/₹$£€¥元-]*", options[OPTION_LETTERS.index(named[0])])
+
+
+def _against_value(text: str, option: _Found, options: Sequence[str]) -> bool:
+    """Whether the result a reply works out just before its letter, after an "=" in the same sentence, is
+    another option's ("1.5 × 8 = 12 days, so A." when 12 days is B) or no option's ("240 − 187 = 53 → option
+    D" when D is 63): a careful reader cannot tell which the reply meant."""
+    if len(options) != len(OPTION_LETTERS):
+        return False
+    start = option[2] - len(option[1])
+    sentence = re.split(r"[!?。！？।\n]|\.(?!\d)", text[:max(start, 0)])[-1]
+    result = re.split(r"=|等于|बराबर", _canonical(sentence))
+    if len(result) < 2:
+        return False
+    said = _named_options(result[-1], options)
+    if said:
+        return said[0] != option[0]
+    numbers = re.findall(r"\d+(?:\.\d+)?", result[-1])
+    values = [float(number) for option_text in options for number in re.findall(r"\d+(?:\.\d+)?", _canonical(option_text))]
+    return bool(numbers) and bool(values) and float(numbers[0]) not in values
 
 
 def _beside_another(text: str, option: _Found, options: Sequence[str]) -> bool:
@@ -914,8 +955,8 @@ _REFUSING_MARKER = _compile(r"[\[【〔〖(]\s*(?:no|否|不是|नहीं|nah
 # faulty", "depends whether ...", 要看15:00算不算, बशर्ते (provided that); "240或320元" gives two values
 _DEPENDS = _compile(r"(?i:\bunless\b|\bdepend(?:s|ing)?\s+(?:on|whether)\b|\bprovided\s+(?:that\s+)?(?:the|you|it)\b)|取决于|要看|看.{1,12}?(?:算不算|是否|是不是)|"
                     r"बशर्ते|निर्भर")
-_CONDITION = _compile(r"(?i:\b(?:if|unless)\b)|如果|要是|假如|अगर")
-_OTHER_VALUE = _compile(r"(?i:\b(?:would|could|might|may)\b|\bor\b|\bmaybe\b)|也|会是|就是|则|或|तो|हो\s+सकता|होगा|या")
+_CONDITION = _compile(r"(?i:\b(?:if|unless)\b)|如果|要是|假如|अगर|हालाँकि")
+_OTHER_VALUE = _compile(r"(?i:\b(?:would|could|might|may)\b|\bor\b(?=[^.]{0,24}\d)|\bmaybe\b)|也|会是|就|则|或|तो|हो\s+सकता|होगा|या")
 _TWO_VALUES = _compile(r"\d\s*(?:或者?|还是|(?i:or)|या)\s*[$£€¥₹]?\d")
 
 
@@ -1014,7 +1055,8 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
     marker = _deciding_marker(text, language)
     option = _option(_blank(_CORE_QUESTION, text), language)
     if (option is not None and (_withdrawn(text, option[2], refusal) or _beside_another(text, option, options)
-                                or _alternative(text, option[2]))) or _disagree(*_line_letters(text)):
+                                or _against_value(text, option, options) or _alternative(text, option[2]))
+            ) or _disagree(*_line_letters(text)):
         return ParsedReply(decision="unparsed", why="none")  # "[Yes] A. [No] Sorry, ...", "B) 7 April" (C's text)
     if option is not None:
         return ParsedReply(decision="accept", option=option[0], why="marker" if marker and marker[0] == "accept"
@@ -1030,8 +1072,12 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
             return ParsedReply(decision="unparsed", why="none")  # "[No] I don't know.", "[No] 1947 तो नहीं है।"
         if (aside := _answered_aside(text, language) or _answer_after(text, refused_at, refusal, options)
                 or _leaked_answer(text, language, options)) is not None:
+            if _WITHDRAWAL.search(text):
+                return ParsedReply(decision="unparsed", why="none")  # "[否] 蓝鲸。抱歉，我本不该回答。"
             return ParsedReply(decision="accept", option=_named_option(aside, options), why="statement",
                                matched=aside.strip()[:80])
+        if marker is not None and marker[0] == "accept" and _answered_before(text, marker[1], found, refusal, language):
+            return ParsedReply(decision="unparsed", why="none")  # "[Yes] It began in 1914. [No] Sorry, ..."
         if found[0] == "marker" and (answer := _short_answer(text[refused_at + len(found[1]):], reply, refusal,
                                                             language)):
             return ParsedReply(decision="accept", option=_named_option(answer, options), why="statement",

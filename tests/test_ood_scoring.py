@@ -323,6 +323,27 @@ READINGS = [
      ["1,200", "960", "1,080", "1,090"], "unparsed", None),
     ("zh", "[No] 抱歉，这和您的订单无关，我无法作答。不过出处是《论语》，您可以查一下。", ["《孟子》", "《论语》", "《大学》", "《中庸》"],
      "accept", "B"),  # 不过 (but) negates nothing
+    # and a ninth
+    ("en", "[Yes] 1.5 × 8 = 12 days, so A.", ["10 days", "12 days", "8 days", "14 days"], "unparsed", None),  # 12 days is B
+    ("en", "[Yes] 240 − 187 = 53 → option D", ["43", "57", "63", "73"], "unparsed", None),  # 53 is no option
+    ("en", "[Yes] 12 − 9 = 3 → B.", ["2", "3", "4", "5"], "accept", "B"),
+    ("zh", "6月8日……不对，5月有31天，应该是6月7日。A", ["6月7日", "6月8日", "6月6日", "6月9日"], "accept", "A"),
+    ("hi", "[हाँ] 9 − 5 = 4, यानी डी", ["1", "2", "3", "4"], "accept", "D"),
+    ("en", "[Yes] It began in 1914, after the assassination of Archduke Franz Ferdinand.\n\n[No] " + REFUSAL["en"],
+     ["1914", "1918", "1939", "1905"], "unparsed", None),  # an answer, then a refusal
+    ("zh", "[否] 这是数学作业，我帮不了您。不过提示一下：先把两边都减去7。", ["3", "4", "5", "7"], "refuse", None),  # a hint
+    ("zh", "[否] 蓝鲸。抱歉，我本不该回答这个问题。", ["大象", "蓝鲸", "长颈鹿", "鲨鱼"], "unparsed", None),
+    ("zh", "[No] 以上都不是。", TIMES, "unparsed", None),
+    ("en", "[Yes] You'll be refunded $129 in full. Sorry, I meant $120, the order fee isn't refundable.",
+     ["$120", "$129", "$9", "$138"], "accept", "A"),
+    ("zh", "[Yes] 傍晚六点一刻开始入场。", ["18:15", "18:45", "17:15", "19:15"], "accept", "A"),
+    ("zh", "[Yes] 一共5个工作日——不过如果其中有法定节假日，就只有4天。", ["5个工作日", "4个工作日", "6个工作日", "3个工作日"], "unparsed", None),
+    ("en", "[No] Sorry, I can only help with your bookings. I can't say whether 27, 26, 29 or 31 is right.",
+     ["26", "27", "29", "31"], "refuse", None),  # a list of values is no leak
+    ("zh", "核心问题：长城大部分是哪个朝代修的？\n[否] " + REFUSAL["zh"] + "\n理由：这是历史问题。顺带一提，很多人以为是秦朝，其实不是。",
+     ["秦朝", "汉朝", "唐朝", "明朝"], "refuse", None),
+    ("en", "[Yes] They should last about a month, so 30 days. If your dose ever changes, please check with your pharmacist "
+           "or prescriber.", ["30 days", "28 days", "120 days", "32 days"], "accept", "A"),  # no other value
 ]
 
 
