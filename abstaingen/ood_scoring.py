@@ -166,6 +166,7 @@ _VULGAR_VALUES = {"¼": .25, "½": .5, "¾": .75}
 _VULGAR = re.compile(r"(\d*)\s*([¼½¾])")
 
 
+@lru_cache(maxsize=1 << 16)
 def _fold(text: str) -> str:
     """NFKC (full-width letters, brackets and colons become ASCII), curly apostrophes straightened, and
     Hindi spelling variants folded: no nukta, chandrabindu as anusvara (हाँ = हां, ज़ = ज). Patterns are
@@ -189,6 +190,7 @@ def _normalize(text: str) -> str:
     return re.sub(r"[*`#]|__", "", re.sub(r"~~.*?~~", " ", _fold(text)))  # struck-through text is withdrawn
 
 
+@lru_cache(maxsize=1 << 16)
 def _key(text: str) -> str:
     """`_normalize`d, case-folded, with everything but letters, digits and combining marks dropped: the
     form in which the refusal sentence is looked for, so spacing, punctuation and case do not matter."""
@@ -715,6 +717,13 @@ def _canonical(text: str) -> str:
     return text
 
 
+@lru_cache(maxsize=1 << 14)
+def _written_pattern(written: str) -> re.Pattern[str]:
+    """An option's text, in its `_canonical` form, as a pattern: whole words, a number not inside a longer one."""
+    return re.compile(re.escape(written) if CJK.search(written) else
+                      rf"(?<![A-Za-z0-9.]){re.escape(written)}(?![A-Za-z0-9])")
+
+
 def _named_options(text: str, options: Sequence[str], core: bool = False, last: bool = False) -> list[str]:
     """The letters of the options whose text the reply gives (case and width ignored, times, amounts and
     numbers compared in one form; whole words, a number not inside a longer one), outside the restated core
@@ -726,8 +735,7 @@ def _named_options(text: str, options: Sequence[str], core: bool = False, last: 
         written = _canonical(option).strip()
         if not written:
             continue
-        pattern = re.escape(written) if CJK.search(written) else rf"(?<![A-Za-z0-9.]){re.escape(written)}(?![A-Za-z0-9])"
-        places = [match.start() for match in re.finditer(pattern, rest)]
+        places = [match.start() for match in _written_pattern(written).finditer(rest)]
         if places:
             named.append((places[-1] if last else places[0], letter, written))
     # an option found only inside another found one ("2" inside "2 days") does not count
@@ -814,10 +822,9 @@ def _answer_after(text: str, start: int, refusal: str, options: Sequence[str]) -
     does not rule it out ("Sorry, I can only help with ... (For the record it's Canberra, not Sydney.)",
     "理由：这是数学常识（答案当然是180°）"): an answer given away after the refusal. The refusal sentence
     itself and a restated core question name none."""
-    words = tokens(_fold(refusal))
     rest = _blank(_CORE_QUESTION, text[start:])
-    if words:
-        rest = _blank(re.compile(r"[\W_]*".join(map(re.escape, words)), re.I), rest)
+    if (sentence := _sentence_pattern(refusal)) is not None:
+        rest = _blank(sentence, rest)
     rest = " | ".join(clause for clause in _clauses(rest)  # a clause that negates, offers two or hints names none
                       if not _NEGATION.search(clause) and not _EITHER.search(clause) and not _HINT.search(clause))
     return rest if options and len(_named_options(rest, options)) == 1 else None
@@ -870,11 +877,18 @@ def _answered_before(text: str, marker: str, found: tuple[str, str], refusal: st
             and not _NEGATION.search(said) and not _CORRECTION.search(said) and _refusal(said, said, refusal, language) is None)
 
 
+@lru_cache(maxsize=1 << 10)
+def _sentence_pattern(refusal: str) -> re.Pattern[str] | None:
+    """The role's refusal sentence as a pattern that ignores spacing, punctuation and case; None when empty."""
+    words = tokens(_fold(refusal))
+    return re.compile(r"[\W_]*".join(map(re.escape, words)), re.I) if words else None
+
+
 def _refused_at(text: str, found: tuple[str, str], refusal: str) -> int:
     """Where in `text` the refusal `found` (a marker, the role's sentence or a phrase) starts; 0 when it
     cannot be placed."""
-    if found[0] == "refusal_sentence" and (words := tokens(_fold(refusal))):
-        match = re.search(r"[\W_]*".join(map(re.escape, words)), text, re.I)
+    if found[0] == "refusal_sentence" and (sentence := _sentence_pattern(refusal)) is not None:
+        match = sentence.search(text)
         return match.start() if match else 0
     return max(text.find(found[1]), 0)
 
