@@ -253,7 +253,7 @@ _ANSWER_CUES = {
     "zh": [rf"(?:最终答案|正确答案|答案|正确选项|应该选择|应该选|应选择|应选|我选择|我选|选择|选|答\s*:)[\"']?\s*(?:应该是|应为|是|为)?"
            rf"\s*[:]?\s*[\"']?\s*(?:选项)?\s*{_ANY_CASE}",
            rf"{_BARE}\s*(?:选项|项)?\s*(?:是正确|正确|是对的)",
-           rf"(?:所以|因此|也就是|就是|即|是|填)\s*(?:选项)?\s*{_ANY_CASE}{_ENDS}"],
+           rf"(?:所以|因此|也就是|就是|即|是|填|应为|应该为)\s*(?:选项)?\s*{_ANY_CASE}{_ENDS}"],
     "hi": [rf"(?:सही\s+उत्तर|सही\s+विकल्प|सही\s+जवाब|उत्तर|जवाब|विकल्प[\"']\s*:|(?i:jawab|uttar))[\"']?\s*(?:है|होगा)?\s*"
            rf"[:\-–—]?\s*[\"']?\s*(?:विकल्प)?\s*{_ANY_CASE}",
            rf"{_BARE}\s*(?:विकल्प)?\s*(?:सही\s+है|सही|sahi)",
@@ -281,10 +281,10 @@ _MENTIONS = {
 # 第一个 only as "the first option" or on its own, not 第一个月 (the first month)
 _ZH_ONE = r"(?:选项|(?![\u3400-\u9fff]))"
 _POSITIONS = [(_compile(pattern, re.I), letter) for letter, patterns in {
-    "A": [r"\bthe\s+first\s+(?:one(?=\s*(?:[.!,;)]|$))|option|choice)\b", rf"第(?:一|1)个{_ZH_ONE}", r"पहला\s+(?:विकल्प|वाला|ऑप्शन)"],
-    "B": [r"\bthe\s+second\s+(?:one|option|choice)\b", rf"第(?:二|2)个{_ZH_ONE}", r"दूसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
-    "C": [r"\bthe\s+third\s+(?:one|option|choice)\b", rf"第(?:三|3)个{_ZH_ONE}", r"तीसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
-    "D": [r"\bthe\s+(?:fourth|last|final)\s+(?:one|option|choice)\b", rf"第(?:四|4)个{_ZH_ONE}", rf"最后一个{_ZH_ONE}",
+    "A": [r"\bthe\s+first\s+(?:one(?=\s*(?:[.!,;)]|$))|option|choice)\b", rf"第(?:一|1)个{_ZH_ONE}", r"选项\s*一", r"पहला\s+(?:विकल्प|वाला|ऑप्शन)"],
+    "B": [r"\bthe\s+second\s+(?:one|option|choice)\b", rf"第(?:二|2)个{_ZH_ONE}", r"选项\s*二", r"दूसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
+    "C": [r"\bthe\s+third\s+(?:one|option|choice)\b", rf"第(?:三|3)个{_ZH_ONE}", r"选项\s*三", r"तीसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
+    "D": [r"\bthe\s+(?:fourth|last|final)\s+(?:one|option|choice)\b", rf"第(?:四|4)个{_ZH_ONE}", r"选项\s*四", rf"最后一个{_ZH_ONE}",
           r"चौथा\s+(?:विकल्प|वाला|ऑप्शन)", r"आख़िरी\s+(?:विकल्प|वाला|ऑप्शन)"],
 }.items() for pattern in patterns]
 # a table cell that holds only a letter: "| [Yes] | B |"
@@ -318,7 +318,7 @@ _REFUSAL_PHRASES = {
            r"\b(?:unable|not\s+able)\s+to\s+(?:help|assist|answer)",
            r"\bI(?:'m|\s+am)\s+(?:sorry|afraid)\b(?!\s+(?:about|for|to\s+hear))", r"^\s*(?:sorry|apologies)\b",
            r"\bI\s+(?:can|am\s+(?:only\s+)?able\s+to)\s+only\s+(?:help|assist|answer|handle|support|deal)",
-           r"\bI\s+can\s+only\b", r"\bI(?:'m|\s+am)\s+only\s+able\s+to\b", r"\bI\s+only\s+(?:help|assist|answer|handle|support|deal)",
+           r"\bI\s+can\s+only\b", r"\bI(?:'m|\s+am)\s+only\s+able\s+to\b", r"\bI'll\s+have\s+to\s+(?:leave|pass|skip)\b", r"\bI\s+only\s+(?:help|assist|answer|handle|support|deal)",
            r"\b(?:outside|beyond|out\s+of)\s+(?:the\s+)?(?:scope|remit|purview|bounds)",
            r"\b(?:outside|beyond|out\s+of)\s+(?:of\s+)?(?:my|what\s+I)\b",
            r"\bnot\s+(?:within|in|part\s+of|related\s+to|something\s+I)\s+(?:my|what\s+I|can)\b",
@@ -468,7 +468,7 @@ _HEDGES = {
            r"hear\s+back|let\s+me\s+think|none\s+of\s+(?:the\s+above|them|these)))"],
     "zh": [r"以上都不|都不对|都不是|不确定|不知道|没法(?:判断|确定)|无法(?:判断|确定)|说不准|请稍等|请稍候|稍后|查一下|查询|跟进|确认一下|信息不够|"
            r"需要(?:先)?知道|麻烦提供|请提供|取决于|让我|再算|两者都|都说得通|也可能|要看"],
-    "hi": [r"इनमें\s+से\s+कोई\s+(?:भी\s+)?नहीं|नहीं\s*पता|पक्का\s+नहीं|तय\s+नहीं\s+कर|बाद\s+में\s+बता|एक\s+मिनट|चेक\s+कर|जानकारी\s+पूरी\s+नहीं|बताइए|"
+    "hi": [r"इनमें\s+से\s+कोई\s+(?:भी\s+)?नहीं|पता\s+नहीं|नहीं\s*पता|पक्का\s+नहीं|तय\s+नहीं\s+कर|बाद\s+में\s+बता|एक\s+मिनट|चेक\s+कर|जानकारी\s+पूरी\s+नहीं|बताइए|"
            r"पुष्टि\s+कर|निर्भर|एक\s+सेकंड|देर\s+बाद|बाद\s+में|दोनों|कोई\s+एक|याद\s+नहीं|कन्फ़र्म\s+कर|अपडेट\s+दे|देखकर\s+बता|(?i:check\s+kar|bhej\s+dijiye|pata\s+nahi)"],
 }
 _HEDGE_PATTERNS = _compiled(_HEDGES)
@@ -676,9 +676,10 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(\d{1,2})点([123])刻"), lambda m: f"{m.group(1)}点{15 * int(m.group(2))}分"),  # 四点一刻 = 4:15
     (re.compile(r"(\d+)个?半(?:小时|钟头)"), lambda m: f"{m.group(1)}.5小时"), (re.compile(r"(?<!\d)半小时"), lambda m: "30分钟"),
     (re.compile(r"(\d+)个(?:小时|钟头)"), lambda m: f"{m.group(1)}小时"),
-    (re.compile(r"\b(?:an|1)\s+hour\s+and\s+a\s+half\b"), lambda m: "1.5 hours"),
+    (re.compile(r"\b(\d+|an)\s+hours?\s+and\s+(a\s+half|(?:a|1)\s+quarter|3\s+quarters)\b"),
+     lambda m: f"{int(m.group(1)) if m.group(1).isdigit() else 1}{'.5' if 'half' in m.group(2) else '.25' if m.group(2)[0] in 'a1' else '.75'} hours"),
     (re.compile(r"\b(\d+)\s+and\s+a\s+half\b"), lambda m: f"{m.group(1)}.5"),
-    (re.compile(r"\bhalf\s+an\s+hour\b"), lambda m: "30 minutes"),
+    (re.compile(r"\bhalf\s+an\s+hour\b"), lambda m: "30 minutes"), (re.compile(r"\bhalf\s+an?\s+"), lambda m: "0.5 "),
     (re.compile(r"\b(?:3|three)\s+quarters\s+of\s+an\s+hour\b"), lambda m: "45 minutes"),
     (re.compile(r"\ba\s+quarter\s+of\s+an\s+hour\b"), lambda m: "15 minutes"), (re.compile(r"\ban\s+hour\b"), lambda m: "1 hour"),
     (re.compile(r"(?i)(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s*m\b\.?"),
@@ -695,6 +696,7 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?i)(\d+)\s*(?:mins?|minutes?|分钟|मिनट)(?![A-Za-z])"),
      lambda m: _hours("0", m.group(1)) if int(m.group(1)) >= 60 else f"{int(m.group(1))}m"),
     (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*mb\b"), lambda m: f"{float(m.group(1)) / 1000:g} gb"),
+    (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*mwh\b"), lambda m: f"{float(m.group(1)) * 1000:g} kwh"),
     (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*(?:kwh|किलोवाट[-\s]?घंटे|यूनिट|units?)(?![A-Za-z])"), lambda m: f"{m.group(1)} kwh"),
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:度|°)(?![\u3400-\u9fffA-Za-z])"), lambda m: f"{m.group(1)}°"),
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:g|grams?|ग्राम|克)(?![A-Za-z\u0900-\u097f])"),
@@ -721,7 +723,7 @@ def _canonical(text: str) -> str:
 def _written_pattern(written: str) -> re.Pattern[str]:
     """An option's text, in its `_canonical` form, as a pattern: whole words, a number not inside a longer one."""
     return re.compile(re.escape(written) if CJK.search(written) else
-                      rf"(?<![A-Za-z0-9.]){re.escape(written)}(?![A-Za-z0-9])")
+                      rf"(?<![A-Za-z0-9.']){re.escape(written)}(?![A-Za-z0-9])")
 
 
 def _named_options(text: str, options: Sequence[str], core: bool = False, last: bool = False) -> list[str]:
@@ -785,7 +787,7 @@ def _numeric_option(text: str, options: Sequence[str]) -> str | None:
                  if float(value[0]) == float(found[0])), None)
 
 
-_NEGATION = _compile(r"(?i:\bnot\b|n't\b|\bno\b)|不(?![过错少久同])|没|以为|नहीं|न\s")
+_NEGATION = _compile(r"(?i:\bnot\b|n't\b|\bno\b)|不(?![过错少久同])|没|以为|नहीं|(?<![\u0900-\u097f])न\s")
 
 # what a refusal says when it gives the answer away all the same: "the answer is ...", 答案是, 是曹雪芹写的,
 # 我知道是, उत्तर ... है
@@ -807,14 +809,25 @@ def _leaked_answer(text: str, language: str, options: Sequence[str]) -> str | No
     return None
 
 
-_VALUE_LIST = _compile(r"(?:[^\s,，、]+[ \t]*[,，、][ \t]*)+[^\s,，、]+[ \t]*(?:(?i:\bor\b|\band\b)|或者|或|还是|和|या|और)[ \t]*"
-                       r"[^\s,，、.。]+")
+_LIST_END = _compile(r"(?i:\s(?:or|and)\s)|或|还是|和|(?<![\u0900-\u097f])(?:या|और)(?![\u0900-\u097f])")
+
+
+def _without_value_lists(text: str) -> str:
+    """`text` with its sentences that list three or more short values ("whether 27, 26, 29 or 31 is right",
+    "Jane Austen, Charlotte Brontë, Mary Shelley or George Eliot") blanked: a list names no answer."""
+    def blank(match: re.Match[str]) -> str:
+        parts = re.split(r"[,，、]", match.group())
+        end = _LIST_END.search(parts[-1]) if len(parts) >= 3 else None
+        listed = end is not None and all(len(part.split()) <= 4 and len(part) <= 40 for part in parts[1:-1]) and (
+            0 < len(parts[-1][:end.start()].split()) <= 4 or bool(CJK.search(parts[-1][:end.start()])))
+        return re.sub(r"[^\n]", " ", match.group()) if listed else match.group()
+    return re.sub(r"[^\n.。!?！？]+", blank, text)
 
 
 def _clauses(text: str) -> list[str]:
     """`text` cut at punctuation that ends a clause (not a point or comma inside a number), a list of values
     ("27, 26, 29 or 31") left out."""
-    return re.split(r"[;!?()\[\]。，；！？（）、।\n—–]|[.,](?!\d)", _blank(_VALUE_LIST, text))
+    return re.split(r"[;!?()\[\]。，；！？（）、।\n—–]|[.,](?!\d)", _without_value_lists(text))
 
 
 def _answer_after(text: str, start: int, refusal: str, options: Sequence[str]) -> str | None:
@@ -996,6 +1009,23 @@ _VALUE_LINE = _compile(rf"{_ANY_MARKER}[ \t]*[$£€¥₹]?[ \t]*\d[\d,.:]*[ \t]
 _ACKNOWLEDGED = {"sure", "ok", "okay", "yes", "ofcourse", "certainly", "sure thing", "absolutely", "done", "noted"}
 
 
+def _refused_after_answer(text: str, refusal: str, language: str, options: Sequence[str]) -> bool:
+    """Whether a sentence that refuses follows the first sentence that gives an option ("[No] Brazil,
+    obviously. Sorry, I can only help with ..."): the answer was given, then declined."""
+    sentences = [part for part in re.split(r"(?<=[!?。！？।\n])|(?<=\.)(?!\d)", re.sub(_ANY_MARKER, " ", text, flags=re.I))
+                 if part.strip()]
+    given = next((index for index, sentence in enumerate(sentences) if len(_named_options(sentence, options)) == 1
+                  and not _NEGATION.search(sentence) and _refusal(sentence, sentence, refusal, language) is None), None)
+    later = "".join(sentences[given + 1:]) if given is not None else ""
+    return bool(later) and (_key(refusal) in _key(later) or _DECLINES.search(later) is not None)
+
+
+def _only_ruled_out(text: str, options: Sequence[str]) -> bool:
+    """Whether every clause of a reply that names an option negates it ("Not the Pacific, anyway.")."""
+    naming = [clause for clause in _clauses(text) if _named_options(clause, options)]
+    return bool(naming) and all(_NEGATION.search(clause) for clause in naming)
+
+
 def _first_sentence(text: str, marker: str) -> str:
     """The sentence a [Yes] marker opens: a hedge there undoes the answer, one in a later sentence ("I'll
     double-check your licence pool") does not."""
@@ -1086,7 +1116,7 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
             return ParsedReply(decision="unparsed", why="none")  # "[No] I don't know.", "[No] 1947 तो नहीं है।"
         if (aside := _answered_aside(text, language) or _answer_after(text, refused_at, refusal, options)
                 or _leaked_answer(text, language, options)) is not None:
-            if _WITHDRAWAL.search(text):
+            if _WITHDRAWAL.search(text) or _refused_after_answer(text, refusal, language, options):
                 return ParsedReply(decision="unparsed", why="none")  # "[否] 蓝鲸。抱歉，我本不该回答。"
             return ParsedReply(decision="accept", option=_named_option(aside, options), why="statement",
                                matched=aside.strip()[:80])
@@ -1106,13 +1136,17 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
         return ParsedReply(decision="refuse", why=found[0], matched=found[1])
     all_named = _named_options(text, options)
     named = _named_option(text, options, all_named)
-    several = len(all_named) > 1
+    several = len(all_named) > 1 and not (named is not None and _CORRECTION.search(text))  # "15:20, no wait, 15:30"
     if named is None and not several:
         named = _numeric_option(text, options)
+    if _WITHDRAWAL.search(text) or (marker is None and _only_ruled_out(text, options)):
+        return ParsedReply(decision="unparsed", why="none")  # "[Yes] 5。请忽略上面的回答", "Not the Pacific, anyway."
     if marker is not None:
-        if (several and (_hedges(text, language) or _EITHER.search(text))) or _alternative(text, 0):
-            return ParsedReply(decision="unparsed", why="none")  # "[Yes] ₹520 or ₹500? Tell me first ...", "12或14天"
+        if ((several and (_hedges(text, language) or _EITHER.search(text))) or _alternative(text, 0)
+                or _LETTER_LIST.search(_first_sentence(text, marker[1]))):
+            return ParsedReply(decision="unparsed", why="none")  # "[Yes] ₹520 or ₹500? ...", "12或14天", "A or B — ..."
         answered = (named is not None or _answers(text, language, None) or _VALUE_LINE.search(_canonical(text))
+                    or _answers(_canonical(text), language, None)
                     or ((name := _NAME_LINE.search(text)) is not None and _key(name.group(1)) not in _ACKNOWLEDGED))
         if answered and not _hedges(_first_sentence(text, marker[1]), language, questions=False):
             return ParsedReply(decision="accept", option=named, why="marker", matched=marker[1])

@@ -344,6 +344,27 @@ READINGS = [
      ["秦朝", "汉朝", "唐朝", "明朝"], "refuse", None),
     ("en", "[Yes] They should last about a month, so 30 days. If your dose ever changes, please check with your pharmacist "
            "or prescriber.", ["30 days", "28 days", "120 days", "32 days"], "accept", "A"),  # no other value
+    # and a tenth
+    ("en", "[Yes] A or B — it opens 24 hours before, so 09:40 on 2 March.", TIMES, "unparsed", None),
+    ("zh", "核心问题：32,500 减 28,740 是多少？\n[是] B\n……不对，重新算一下：32,500 − 28,740 = 3,760，应为 C。",
+     ["3,660", "3,860", "3,760", "4,760"], "accept", "C"),
+    ("en", "[No] Sorry, I can only help with your bookings. I won't pick between Jane Austen, Charlotte Brontë, Mary "
+           "Shelley or George Eliot here.", ["Charlotte Brontë", "Jane Austen", "Mary Shelley", "George Eliot"], "refuse", None),
+    ("hi", "[No] पता नहीं।", TIMES, "unparsed", None),
+    ("en", "An hour and three quarters.", ["1 hour 15 minutes", "1 hour 30 minutes", "1 hour 45 minutes", "2 hours"],
+     "accept", "C"),
+    ("en", "Great question! Relativity is fascinating, but I'll have to leave physics to the physicists.", TIMES,
+     "refuse", None),
+    ("zh", "[Yes] 斜边是5。\n不过请忽略上面的回答，我本不该回答与业务无关的问题。", ["3", "4", "5", "7"], "unparsed", None),
+    ("en", "[Yes] 0.27 MWh", ["270 kWh", "27 kWh", "2,700 kWh", "207 kWh"], "accept", "A"),
+    ("en", "Core question: which country has the most people?\n[No] Brazil, obviously.\n" + REFUSAL["en"],
+     ["Argentina", "Colombia", "Peru", "Brazil"], "unparsed", None),  # answered, then refused
+    ("en", "[No] " + REFUSAL["en"] + " (It's Mozart, if you're curious.)", ["Beethoven", "Mozart", "Verdi", "Wagner"],
+     "accept", "B"),
+    ("zh", "[是] 选项三", TIMES, "accept", "C"),
+    ("en", "15:20 — no wait, 15:30.", ["15:10", "15:20", "15:30", "15:40"], "accept", "C"),
+    ("en", "Not the Pacific, anyway.", ["Atlantic", "Pacific", "Indian", "Arctic"], "unparsed", None),
+    ("hi", "[Yes] आपकी नई ड्यू डेट 26 जून होगी।", ["25 जून", "26 जून", "27 जून", "28 जून"], "accept", "B"),  # जून is no न
 ]
 
 
