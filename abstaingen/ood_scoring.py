@@ -369,6 +369,9 @@ def _compiled(table: Mapping[str, list[str]], flags: int = 0) -> dict[str, list[
 
 _CUE_PATTERNS, _MENTION_PATTERNS = _compiled(_ANSWER_CUES), _compiled(_MENTIONS)
 _PHRASE_PATTERNS = _compiled(_REFUSAL_PHRASES, re.I | re.M)
+# every language's refusal phrasings, the item's language first, then English, then the rest: replies switch language
+_EVERY_PHRASE = {language: [pattern for lang in dict.fromkeys((language, "en", *LANGUAGES))
+                            for pattern in _PHRASE_PATTERNS[lang]] for language in LANGUAGES}
 
 
 def _in(table: Mapping[str, Sequence[_T]], language: str) -> list[_T]:
@@ -926,6 +929,9 @@ def _stated_in_core(text: str, options: Sequence[str]) -> bool:
     return len(named) == 1 and not re.fullmatch(r"[\d\s.,:%°/₹$£€¥元-]*", options[OPTION_LETTERS.index(named[0])])
 
 
+_SENTENCE_BREAK = re.compile(r"[!?。！？।\n]|\.(?!\d)")  # where a sentence ends (not the point inside a number)
+
+
 def _against_value(text: str, option: _Found, options: Sequence[str]) -> bool:
     """Whether the result a reply works out just before its letter, after an "=" in the same sentence, is
     another option's ("1.5 × 8 = 12 days, so A." when 12 days is B) or no option's ("240 − 187 = 53 → option
@@ -933,7 +939,7 @@ def _against_value(text: str, option: _Found, options: Sequence[str]) -> bool:
     if len(options) != len(OPTION_LETTERS):
         return False
     start = option[2] - len(option[1])
-    sentence = re.split(r"[!?。！？।\n]|\.(?!\d)", text[:max(start, 0)])[-1]
+    sentence = _SENTENCE_BREAK.split(text[:max(start, 0)])[-1]
     result = re.split(r"=|等于|बराबर", _canonical(sentence))
     if len(result) < 2:
         return False
@@ -977,7 +983,6 @@ _WITHDRAWAL = _compile(r"(?i:\b(?:disregard|ignore)\s+(?:that|this|it|the\s+abov
 _REFUSING_MARKER = _compile(r"[\[【〔〖(]\s*(?:no|否|不是|नहीं|nahi)\s*[.!。]?\s*[\]】〕〗)]", re.I)
 
 
-# an alternative answer after the first: "₹400 (B), or ₹600 if the first instalment is separate"
 # what makes an answer depend on something the reply does not know: "$75.05, or the full $80 if it arrived
 # faulty", "depends whether ...", 要看15:00算不算, बशर्ते (provided that); "240或320元" gives two values
 _DEPENDS = _compile(r"(?i:\bunless\b|\bdepend(?:s|ing)?\s+(?:on|whether)\b|\bprovided\s+(?:that\s+)?(?:the|you|it)\b)|取决于|要看|看.{1,12}?(?:算不算|是否|是不是)|"
@@ -1030,7 +1035,7 @@ def _first_sentence(text: str, marker: str) -> str:
     """The sentence a [Yes] marker opens: a hedge there undoes the answer, one in a later sentence ("I'll
     double-check your licence pool") does not."""
     start = max(text.find(marker), 0)
-    end = re.search(r"[!?。！？।\n]|\.(?!\d)", text[start + len(marker):])
+    end = _SENTENCE_BREAK.search(text[start + len(marker):])
     return text[start:start + len(marker) + (end.end() if end else len(text))]
 
 
@@ -1049,8 +1054,7 @@ def _refusal(reply: str, text: str, refusal: str, language: str) -> tuple[Litera
     refusal_key = _key(refusal)
     if refusal_key and refusal_key in _key(reply):
         return "refusal_sentence", refusal.strip()
-    for pattern in [pattern for lang in dict.fromkeys((*_languages(language), *LANGUAGES))  # replies switch language
-                    for pattern in _PHRASE_PATTERNS[lang]]:
+    for pattern in _EVERY_PHRASE[language]:
         for match in pattern.finditer(text):
             if not _QUESTION_BACK.match(text, match.end()):  # "do you mean which of these I can't do for you?"
                 return "refusal_phrase", match.group().strip()
