@@ -496,7 +496,8 @@ def _statement(text: str, language: str) -> bool:
 
 
 # an aside after a refusal that answers anyway: "(For what it's worth, it was Mahatma Gandhi.)", 顺便一提，答案是…
-_ASIDES = {"en": [r"(?i:for\s+what\s+it's\s+worth|that\s+said|by\s+the\s+way|incidentally|anyway|in\s+any\s+case)"],
+_ASIDES = {"en": [r"(?i:for\s+what\s+it's\s+worth|that\s+said|by\s+the\s+way|incidentally|anyway|in\s+any\s+case|"
+                  r"if\s+you\s+(?:really\s+)?(?:must|need\s+it|insist))"],
            "zh": [r"顺便|不过|但是|话说"], "hi": [r"वैसे|फिर\s+भी|लेकिन"]}
 _ASIDE_PATTERNS = _compiled(_ASIDES)
 _ABOUT_THE_QUESTION = _compile(r"(?i:\bquestion)|题|问题|सवाल|प्रश्न")  # "it's still a fractions question"
@@ -507,8 +508,9 @@ _HINT = _compile(r"(?i:\bhint\b|\btip\b)|提示|小提示|संकेत|सु
 
 
 def _answered_aside(text: str, language: str) -> str | None:
-    """The aside in which a refusing reply goes on to answer: a statement after "that said", 顺便, वैसे, ...
-    that is not an offer of what the assistant does instead, nor another refusal; None when there is none."""
+    """The sentence in which a refusing reply goes on to answer: one with a statement after "that said", "by the
+    way", "if you must", 顺便, वैसे, ... that is not an offer of what the assistant does instead, nor another
+    refusal; None when there is none."""
     for pattern in _in(_ASIDE_PATTERNS, language):
         for match in pattern.finditer(text):
             aside = text[match.end():].lstrip(" ,，、:：")
@@ -516,7 +518,8 @@ def _answered_aside(text: str, language: str) -> str | None:
                     and not _HINT.search(aside)
                     and not _ABOUT_THE_QUESTION.search(aside)
                     and not any(phrase.search(aside) for phrase in _in(_PHRASE_PATTERNS, language))):
-                return aside
+                opened = max(text.rfind(end, 0, match.start()) for end in ".!?。！？।\n(（")  # "(It's nitrogen, by the way)"
+                return text[opened + 1:]
     return None
 
 
@@ -587,7 +590,8 @@ _EN_NUMBERS = {word: value for value, word in enumerate(_EN_ONES)} | {
     word: 10 * tens for tens, word in enumerate(_EN_TENS, start=2)}
 _EN_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _EN_WORD = "|".join([*_EN_NUMBERS, *_EN_SCALES])
-_EN_NUMBER = re.compile(rf"\b(?:{_EN_WORD})(?:(?:\s+and\s+|[\s-]+)(?:{_EN_WORD}))*\b")
+_EN_AND = "|".join(rf"(?<={scale})\s+and\s+" for scale in _EN_SCALES)  # "two hundred and five", not "two and three"
+_EN_NUMBER = re.compile(rf"\b(?:{_EN_WORD})(?:(?:{_EN_AND}|[\s-]+)(?:{_EN_WORD}))*\b")
 # "ten past one in the afternoon", "quarter to 5", "half past 7 pm" (after the number words are digits)
 _EN_CLOCK = re.compile(r"\b(\d{1,2}|quarter|half)(?:\s+minutes?)?\s+(past|to)\s+(\d{1,2}|noon|midnight)(?:\s*o'clock)?\b")
 _EN_DAYTIME = re.compile(r"(?<=\d)(?:\s*o'clock)?\s+(?:in\s+the\s+(afternoon|evening)|at\s+night|(in\s+the\s+morning))\b")
@@ -666,6 +670,8 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(\d+)(?:块|元)(\d)(?![\d角毛分])"), lambda m: f"{m.group(1)}.{m.group(2)}元"),  # 四块五
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:pounds?|quid)\b"), lambda m: f"£{m.group(1)}"),
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:dollars?|bucks)\b"), lambda m: f"${m.group(1)}"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*美元(?:\s*(\d{1,2})\s*美分)?"),  # 55.80美元, 五十五美元八十美分
+     lambda m: f"${m.group(1)}" + (f".{int(m.group(2)):02d}" if m.group(2) else "")),
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:元|块钱|块|人民币)"), lambda m: f"¥{m.group(1)}"),
     (re.compile(r"(\d+)点(\d+)(?=\s*(?:公斤|千克|克|公里|米|元|升|倍|%|gb|kg|km))"), lambda m: f"{m.group(1)}.{m.group(2)}"),
     (re.compile(r"(\d{1,2})\s*बजकर\s*(\d{1,2})\s*मिनट"), lambda m: f"{m.group(1)}:{int(m.group(2)):02d}"),
@@ -682,6 +688,8 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"\b(\d+|an)\s+hours?\s+and\s+(a\s+half|(?:a|1)\s+quarter|3\s+quarters)\b"),
      lambda m: f"{int(m.group(1)) if m.group(1).isdigit() else 1}{'.5' if 'half' in m.group(2) else '.25' if m.group(2)[0] in 'a1' else '.75'} hours"),
     (re.compile(r"\b(\d+)\s+and\s+a\s+half\b"), lambda m: f"{m.group(1)}.5"),
+    (re.compile(r"\b(\d+)\s+and\s+(?:a|1)[\s-]+quarters?\b"), lambda m: f"{m.group(1)}.25"),
+    (re.compile(r"\b(\d+)\s+and\s+3[\s-]+quarters?\b"), lambda m: f"{m.group(1)}.75"),  # two and three-quarter hours
     (re.compile(r"\bhalf\s+an\s+hour\b"), lambda m: "30 minutes"), (re.compile(r"\bhalf\s+an?\s+"), lambda m: "0.5 "),
     (re.compile(r"\b(?:3|three)\s+quarters\s+of\s+an\s+hour\b"), lambda m: "45 minutes"),
     (re.compile(r"\ba\s+quarter\s+of\s+an\s+hour\b"), lambda m: "15 minutes"), (re.compile(r"\ban\s+hour\b"), lambda m: "1 hour"),
@@ -693,7 +701,8 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?:शाम|रात|दोपहर)\s*(\d{1,2}):(\d{2})"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
     (re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])"), lambda m: f"{int(m.group(1)):02d}:{m.group(2)}"),
     (re.compile(r"(?i)(\d+)h(\d{1,2})(?![\dA-Za-z])"), lambda m: _hours(m.group(1), m.group(2))),  # 2h15
-    (re.compile(r"(?i)(\d+)\s*(?:h|hrs?|hours?|小时|घंटा|घंटे)\s*(?:and\s+|और\s+)?(\d+)\s*(?:m|mins?|minutes?|分钟|मिनट)\b"),
+    (re.compile(r"(?i)(\d+)\s*(?:h|hrs?|hours?|小时|घंटा|घंटे)\s*(?:and\s+|और\s+)?(\d+)\s*(?:m|mins?|minutes?|分钟|分|मिनट)"
+                r"(?![A-Za-z\u0900-\u0963\u0966-\u097f])"),  # 一小时四十分
      lambda m: _hours(m.group(1), m.group(2))),
     (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*(?:h|hrs?|hours?|小时|घंटा|घंटे)(?![A-Za-z])"), lambda m: _hours(m.group(1))),
     (re.compile(r"(?i)(\d+)\s*(?:mins?|minutes?|分钟|मिनट)(?![A-Za-z])"),
@@ -702,12 +711,13 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*mwh\b"), lambda m: f"{float(m.group(1)) * 1000:g} kwh"),
     (re.compile(r"(?i)(\d+(?:\.\d+)?)\s*(?:kwh|किलोवाट[-\s]?घंटे|यूनिट|units?)(?![A-Za-z])"), lambda m: f"{m.group(1)} kwh"),
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:度|°)(?![\u3400-\u9fffA-Za-z])"), lambda m: f"{m.group(1)}°"),
-    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:g|grams?|ग्राम|克)(?![A-Za-z\u0900-\u097f])"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:g|grams?|ग्राम|克)(?![A-Za-z\u0900-\u0963\u0966-\u097f])"),
      lambda m: f"{float(m.group(1)) / 1000:g} kg"),
-    (re.compile(r"(\d+(?:\.\d+)?)\s*(mm|cm|km|kg|kilos?|kilograms?|मिमी|सेमी|किमी|किलो(?:ग्राम)?|毫米|厘米|公里|公斤|千克)(?![A-Za-z\u0900-\u097f])"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(mm|cm|km|kg|kilos?|kilograms?|मिमी|सेमी|किमी|किलो(?:ग्राम)?|毫米|厘米|公里|公斤|千克)(?![A-Za-z\u0900-\u0963\u0966-\u097f])"),
      lambda m: f"{m.group(1)} {_UNITS.get(m.group(2), m.group(2))}"),
     (re.compile(r"(\d+\.\d*?)0+(?!\d)"), lambda m: m.group(1).rstrip(".")),  # 4.50 = 4.5, 3.0 = 3
     (re.compile(r"(\d+)\s*(?:°\s*c|degrees?\s+celsius|डिग्री\s+सेल्सियस|摄氏度|℃)"), lambda m: f"{m.group(1)}°c"),
+    (re.compile(r"(?<=day)\s+(?:at|by)\s+(?=\d)"), lambda m: " "),  # "Tuesday at 21:00" = "Tuesday 21:00"
     (re.compile(r",\s+"), lambda m: " "),
 ]
 
@@ -751,8 +761,9 @@ def _named_options(text: str, options: Sequence[str], core: bool = False, last: 
 # words that correct what a reply just said: "wait", "actually", "no, ...", 不对, रुकिए, "नहीं, ..."
 _CORRECTION = _compile(r"(?i:\b(?:wait|actually|on\s+second\s+thought|scratch\s+that|hold\s+on|correction|I\s+meant)\b|\bno,\s)|"
                        r"等一下|等等|不对|更正|रुकिए|रुको|नहीं\s*[,—–]")
-# what comes before a result: "= $160", 等于, बराबर, "so", 所以, यानी
-_RESULT = _compile(r"=|→|等于|所以|因此|(?i:\bso\b|\btherefore\b)|बराबर|यानी|इसलिए")
+# what comes before a result: "= $160", 等于, बराबर, "so", "in total", 所以, 一共 (一 read as 1), यानी, कुल
+_RESULT = _compile(r"=|→|等于|所以|因此|(?i:\bso\b|\btherefore\b|\bin\s+total\b|\btotal\s+(?:is|of|comes\s+to)\b)|"
+                   r"[一1]共|总共|合计|共计|总计|बराबर|यानी|इसलिए|कुल|(?<![\u0900-\u097f])तो(?![\u0900-\u097f])")
 
 
 def _named_option(text: str, options: Sequence[str], named: Sequence[str] | None = None) -> str | None:
@@ -764,33 +775,68 @@ def _named_option(text: str, options: Sequence[str], named: Sequence[str] | None
         return named[0]
     if len(named) > 1 and _CORRECTION.search(text):  # "₹3,750 … नहीं, ₹3,650", "80元，不对，应该是100元": the last
         return _named_options(text, options, last=True)[-1]
+    text = _blank(_CORE_QUESTION, text)
     outside = re.sub(r"\([^)]*\)|（[^）]*）", " ", text)  # "£131.50 (3 × £42.50 = £127.50 + £4 fee)": working aside
     if len(named) > 1 and len(kept := _named_options(outside, options)) == 1:
         return kept[0]
-    result = [part for part in _RESULT.split(_canonical(text)) if tokens(part)]  # "$140 + $20 = $160", "so 6月7日"
-    if len(result) > 1 and len(after := _named_options(result[-1], options)) == 1:  # the result is the answer
+    # "$140 + $20 = $160", "so 6月7日", "…加上配送费5元，一共8元": the result is the answer, an option it rules out
+    # ("so £94.50, not £95.00") none
+    result = [_named_options(part, options) for part in _RESULT.split(_canonical(_blank(_NEGATED, outside)))[1:]]
+    if len(after := next((found for found in reversed(result) if found), [])) == 1:  # the last result giving one
         return after[0]
-    opening = re.sub(rf"^\s*(?:{_ANY_MARKER})?[\s.,:;!—–-]*", "", _canonical(text), flags=re.I)
-    return next((letter for letter in named[:1] if opening.startswith(
+    marker = re.search(_ANY_MARKER, text, re.I)  # what the reply opens with, after its marker when it has one
+    if marker and len(first := _named_options(_SENTENCE_BREAK.split(text[marker.end():].lstrip())[0], options)) == 1:
+        return first[0]  # "[Yes] आप 11:35 पर … कर सकते हैं। मेरे पिछले जवाब में 11:25 लिखा था …": the marker's sentence
+    opening = re.sub(r"^[\s.,:;!—–-]*", "", _canonical(text[marker.end():] if marker else text))
+    return next((letter for letter in _named_options(opening, options)[:1] if opening.startswith(
         _canonical(options[OPTION_LETTERS.index(letter)]).strip())), None)
+
+
+def _option_by_part(text: str, options: Sequence[str]) -> str | None:
+    """The one option a reply names by a part of its text that no other option has: a surname ("मोने" for
+    क्लोद मोने, "शेक्सपियर ने"), a short form (卢浮宫 for 巴黎卢浮宫). Words of three or more letters without
+    digits, runs of three or more Chinese characters, of options that hold no number; None when no option, or
+    more than one, is named so."""
+    said = _fold(_CORE_QUESTION.sub(" ", text)).casefold()
+    texts = [_fold(option).casefold() for option in options]
+
+    def parts(option: str) -> set[str]:
+        words = {word for word in re.split(r"[\s,.;:!?()]+", option) if len(word) >= 3 and not CJK.search(word)}
+        runs = re.findall(r"[\u3400-\u9fff]{3,}", option)
+        return words | {run[start:start + size] for run in runs for size in range(3, len(run) + 1)
+                        for start in range(len(run) - size + 1)}
+
+    if any(re.search(r"\d", option) for option in texts):  # values are matched whole, not by a part
+        return None
+    named = {letter for letter, option in zip(OPTION_LETTERS, texts, strict=False)
+             for part in parts(option) if not any(part in other for other in texts if other != option)
+             and re.search(part if CJK.search(part) else rf"(?<![^\s\W]){re.escape(part)}(?![^\s.,;:!?()।'\"])", said)}
+    return named.pop() if len(named) == 1 else None
 
 
 def _numeric_option(text: str, options: Sequence[str]) -> str | None:
     """The option whose one number the reply gives as its result, when every option holds one number and no
-    two the same ("[Yes] 14" for "14 kg", "500−40=460元。"): the number after the reply's last "=", else the
+    two the same ("[Yes] 14" for "14 kg", "500−40=460元。", "凌晨两点十五分" for 次日02:15, a time of day on the
+    12-hour dial when no option has it on the 24-hour one): the number after the reply's last "=", else the
     reply's only number; None otherwise."""
-    values = [re.findall(r"\d+(?:\.\d+)?", _canonical(option)) for option in options]
-    if len(values) != 4 or any(len(found) != 1 for found in values) or len({float(v[0]) for v in values}) < 4:
+    def numbers(said: str) -> list[float]:  # a time of day is one number: 02:15 is 2.25
+        return [int(hour) + int(minute) / 60 if minute else float(hour)
+                for hour, minute in re.findall(r"(\d+(?:\.\d+)?)(?::(\d{2}))?", said)]
+
+    values = [numbers(_canonical(option)) for option in options]
+    if len(values) != 4 or any(len(found) != 1 for found in values) or len({v[0] for v in values}) < 4:
         return None
     rest = [part for part in _RESULT.split(_canonical(_CORE_QUESTION.sub(" ", _fold(text)))) if tokens(part)] or [""]
-    found = re.findall(r"\d+(?:\.\d+)?", rest[-1])
-    if not found or (len(rest) == 1 and len({float(number) for number in found}) > 1):
+    found = numbers(rest[-1])
+    if not found or (len(rest) == 1 and len(set(found)) > 1):
         return None
-    return next((letter for letter, value in zip(OPTION_LETTERS, values, strict=False)
-                 if float(value[0]) == float(found[0])), None)
+    same = [letter for letter, value in zip(OPTION_LETTERS, values, strict=False) if value[0] == found[0]]
+    if not same and ":" in rest[-1]:  # "पौने दो बजे" (1:45) for 13:45: a clock time given on the 12-hour dial
+        same = [letter for letter, value in zip(OPTION_LETTERS, values, strict=False) if value[0] % 12 == found[0] % 12]
+    return same[0] if len(same) == 1 else None
 
 
-_NEGATION = _compile(r"(?i:\bnot\b|n't\b|\bno\b)|不(?![过错少久同])|没|以为|नहीं|(?<![\u0900-\u097f])न\s")
+_NEGATION = _compile(r"(?i:\bnot\b|n't\b|\bno\b)|不(?![过错少久同难])|没|以为|नहीं|(?<![\u0900-\u097f])न\s")
 
 # what a refusal says when it gives the answer away all the same: "the answer is ...", 答案是, 是曹雪芹写的,
 # 我知道是, उत्तर ... है
@@ -852,11 +898,19 @@ def _without_offers(text: str) -> str:
     return " ".join(sentence for sentence in re.split(r"(?<=[.!?。！？।])\s*", text) if not _OFFERS.search(sentence))
 
 
+# after a [No], what picks nothing: a letter ruled out ("not A", 不是A, A नहीं), no option right (没有正确选项)
+_NO_PICK = _compile(r"(?i:\bnot\s+(?:option\s+)?)[A-D](?![A-Za-z0-9])|(?:不是|并非)\s*(?:选项)?\s*[A-D](?![A-Za-z0-9])|"
+                    r"(?<![A-Za-z0-9])[A-D]\s*(?:विकल्प\s*)?(?:तो\s+)?नहीं|(?i:\bnone\s+of\s+the\s+options|\bno\s+option\s+is\s+"
+                    r"(?:correct|right))|没有(?:一个)?(?:是)?(?:正确|对)的?(?:选项|答案)|कोई\s+(?:भी\s+)?विकल्प\s+सही\s+नहीं")
+
+
 def _unsure_after(after: str, reply: str, refusal: str, language: str, options: Sequence[str]) -> bool:
     """Whether what follows a [No] marker, when it is no refusal, is unsure, asks back, or only rules an
     option out ("[No] 我不知道。", "[否] 您是在为哪项活动做准备吗？", "[नहीं] 1947 तो नहीं है।"): neither."""
     if not after.strip() or _refusal(reply, after, refusal, language) is not None:
         return False
+    if _NO_PICK.search(after) and not re.search(r"\d", after):
+        return True
     naming = [clause for clause in _clauses(after) if _named_options(clause, options)]
     return _hedges(_without_offers(after), language) or (bool(naming) and (
         all(_NEGATION.search(clause) for clause in naming) or any(_EITHER.search(clause) for clause in naming)))
@@ -923,6 +977,9 @@ def _stated_in_core(text: str, options: Sequence[str]) -> bool:
     bracketed = " | ".join(re.findall(r"[(（]([^)）\n]{1,60})[)）]", core.group()))
     if len(_named_options(bracketed, options, core=True)) == 1:  # "which river is longest (the Nile)?"
         return True
+    proposed = re.search(r"[—–]\s*([^—–\n?？]{1,60})[?？]\s*$", core.group())  # "which ocean is largest — the Pacific?"
+    if proposed and len(_named_options(proposed.group(1), options, core=True)) == 1:
+        return True
     if core.group().rstrip().endswith(("?", "？")) or not _STATED.search(core.group()):
         return False
     named = _named_options(core.group(), options, core=True)  # a number there is the question's own data
@@ -947,6 +1004,10 @@ def _against_value(text: str, option: _Found, options: Sequence[str]) -> bool:
     if said:
         return said[0] != option[0]
     numbers = re.findall(r"\d+(?:\.\d+)?", result[-1])
+    written = re.split(r"=|等于|बराबर", _fold(sentence))[-1]  # "1 किलो = 1000 ग्राम …, तो सही कोड C" (C: 1000)
+    if any(float(number) in map(float, re.findall(r"\d+(?:\.\d+)?", _fold(options[OPTION_LETTERS.index(option[0])])))
+           for number in re.findall(r"\d+(?:\.\d+)?", written)[:1]):
+        return False
     values = [float(number) for option_text in options for number in re.findall(r"\d+(?:\.\d+)?", _canonical(option_text))]
     return bool(numbers) and bool(values) and float(numbers[0]) not in values
 
@@ -989,6 +1050,7 @@ _DEPENDS = _compile(r"(?i:\bunless\b|\bdepend(?:s|ing)?\s+(?:on|whether)\b|\bpro
                     r"बशर्ते|निर्भर")
 _CONDITION = _compile(r"(?i:\b(?:if|unless)\b)|如果|要是|假如|अगर|हालाँकि")
 _OTHER_VALUE = _compile(r"(?i:\b(?:would|could|might|may)\b|\bor\b(?=[^.]{0,24}\d)|\bmaybe\b)|也|会是|就|则|或|तो|हो\s+सकता|होगा|या")
+_AMOUNT = re.compile(r"[$£€¥₹]\s*(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:元|块|美元|रुपये)")
 _TWO_VALUES = _compile(r"\d\s*(?:或者?|还是|(?i:or)|या)\s*[$£€¥₹]?\d")
 
 
@@ -1000,25 +1062,46 @@ def _alternative(text: str, after: int) -> bool:
     if _DEPENDS.search(rest) or _TWO_VALUES.search(text):
         return True
     condition = _CONDITION.search(rest)
-    return condition is not None and bool(re.search(r"\d|(?<![A-Za-z])[A-D](?![A-Za-z])", rest)) and bool(
-        _OTHER_VALUE.search(rest))
+    if condition is None:
+        return False
+    said = {float(a or b) for a, b in _AMOUNT.findall(text[:after + condition.start()])}
+    if {float(a or b) for a, b in _AMOUNT.findall(_SENTENCE_BREAK.split(rest[condition.end():])[0])} - said:
+        return True  # "罚款6元；如果您是少儿读者，罚款减半为3元": another amount under the condition
+    return bool(re.search(r"\d|(?<![A-Za-z])[A-D](?![A-Za-z])", rest)) and bool(_OTHER_VALUE.search(rest))
+
+
+def _picked_under_condition(text: str, option: _Found, options: Sequence[str]) -> bool:
+    """Whether the letter a reply picks comes under a condition, after another answer ("[हाँ] B (11 दिन), हालाँकि
+    अगर … तो D (12 दिन) भी हो सकता है", "17 अगस्त। लेकिन अगर … तो 16 अगस्त (B)"): two answers, one of them
+    conditional."""
+    before = _blank(_CORE_QUESTION, text[:max(option[2] - len(option[1]), 0)])
+    conditions = list(_CONDITION.finditer(before))
+    if not conditions:
+        return False
+    earlier = before[:conditions[-1].start()]
+    return bool(_named_options(earlier, options) or re.search(_BARE, re.sub(_ANY_MARKER, " ", earlier, flags=re.I)))
 
 
 _EITHER = _compile(r"(?i:\bor\b)|或|还是|(?<![\u0900-\u097f])या(?![\u0900-\u097f])")  # "12:05 or 12:35"
 # a [Yes] marker and a name in Latin letters alone on its line: "[Yes] Rabindranath Tagore", "[Yes] Li Bai"
 _NAME_LINE = _compile(rf"(?i:{_ANY_MARKER})[ \t]*((?:[A-Z][a-z]+\.?[ \t]*){{1,4}})[.。।!]?[ \t]*(?:\n|$)")
 # a [Yes] marker and a value alone on its line: "[Yes] $82.50", "[是] 12GB" (an answer, though no option's)
-_VALUE_LINE = _compile(rf"{_ANY_MARKER}[ \t]*[$£€¥₹]?[ \t]*\d[\d,.:]*[ \t]*[^\W\d_]{{0,6}}[ \t]*[.。।]?[ \t]*(?:\n|$)", re.I)
+_VALUE_LINE = _compile(rf"{_ANY_MARKER}[ \t]*[$£€¥₹]?[ \t]*\d[\d,.:]*(?:h\d+m)?[ \t]*[^\W\d_]{{0,6}}[ \t]*[.。।]?[ \t]*(?:\n|$)",
+                      re.I)  # (on the `_canonical` text: "पौने दो घंटे" is "1h45m")
 
 
-_ACKNOWLEDGED = {"sure", "ok", "okay", "yes", "ofcourse", "certainly", "sure thing", "absolutely", "done", "noted"}
+# a reply that is only a name in Latin letters: "Agra" (for आगरा), "Hydrogen" (for 氢): an answer, though to no option
+_NAME_ALONE = _compile(r"[ \t]*((?:[A-Z][a-z]+\.?[ \t]*){1,4})[.。।!]?[ \t]*")
+_ACKNOWLEDGED = {"sure", "ok", "okay", "yes", "ofcourse", "certainly", "sure thing", "absolutely", "done", "noted",
+                 "no", "sorry", "hello", "hi", "thanks", "thank you", "none", "unknown", "pass", "skip", "refuse", "decline"}
 
 
 def _refused_after_answer(text: str, refusal: str, language: str, options: Sequence[str]) -> bool:
     """Whether a sentence that refuses follows the first sentence that gives an option ("[No] Brazil,
     obviously. Sorry, I can only help with ..."): the answer was given, then declined."""
-    sentences = [part for part in re.split(r"(?<=[!?。！？।\n])|(?<=\.)(?!\d)", re.sub(_ANY_MARKER, " ", text, flags=re.I))
-                 if part.strip()]
+    sentences = [part for part in re.split(r"(?<=[!?。！？।\n])|(?<=\.)(?!\d)|[,，]\s*(?=(?:(?i:but\b)|但|可是|लेकिन)[^.。!?！？।]*?(?:(?i:answer)|回答|作答|उत्तर|जवाब))",
+                                           re.sub(_ANY_MARKER, " ", text, flags=re.I))
+                 if part.strip()]  # "答案当然是北京，但我不能回答。": the answer, then a clause that declines to answer
     given = next((index for index, sentence in enumerate(sentences) if len(_named_options(sentence, options)) == 1
                   and not _NEGATION.search(sentence) and _refusal(sentence, sentence, refusal, language) is None), None)
     later = "".join(sentences[given + 1:]) if given is not None else ""
@@ -1080,15 +1163,17 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
 
     1. an option picked by its letter: accept, whatever the marker says, unless the reply takes it back
        afterwards (a withdrawal, a [No] marker or the refusal sentence), sets it beside another option's
-       text, or makes it depend on a condition (all unparsed);
+       text, makes it depend on a condition, or picks it under a condition after another answer (all
+       unparsed);
     2. a [No] marker or a refusal: refuse, unless the reply is the marker and an answer ("[No] D":
        accept), the marker and only doubt, a question back or a ruled-out option (unparsed), a refusal
        that goes on to give the answer away (an aside, a cue, one option named after it in a clause
        that does not negate it: accept), or a refusal after an answer stated first, in the opening or
        in the restated core question (unparsed);
-    3. a [Yes] marker followed by an option's text or value (the one it names, opens with, or gives as the
-       result after "=" or "so"), a number, a value or a name alone on its line, or "the answer is":
-       accept; followed by nothing, a promise, two values or a condition: unparsed;
+    3. a [Yes] marker followed by an option's text or value (the one it names, gives as the last result
+       after "=", "so" or 一共, names in the marker's own sentence, or opens with), a part of one option's
+       name only ("Monet"), a number, a value or a name alone on its line, or "the answer is": accept;
+       followed by nothing, a promise, two values or a condition: unparsed;
     4. no marker: one option given by its text without a hedge, or a finished statement that gives a
        number or says what the answer is: accept; several options: unparsed;
     5. anything else: unparsed.
@@ -1103,7 +1188,8 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
     marker = _deciding_marker(text, language)
     option = _option(_blank(_CORE_QUESTION, text), language)
     if (option is not None and (_withdrawn(text, option[2], refusal) or _beside_another(text, option, options)
-                                or _against_value(text, option, options) or _alternative(text, option[2]))
+                                or _against_value(text, option, options) or _alternative(text, option[2])
+                                or _picked_under_condition(text, option, options))
             ) or _disagree(*_line_letters(text)):
         return ParsedReply(decision="unparsed", why="none")  # "[Yes] A. [No] Sorry, ...", "B) 7 April" (C's text)
     if option is not None:
@@ -1122,14 +1208,16 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
                 or _leaked_answer(text, language, options)) is not None:
             if _WITHDRAWAL.search(text) or _refused_after_answer(text, refusal, language, options):
                 return ParsedReply(decision="unparsed", why="none")  # "[否] 蓝鲸。抱歉，我本不该回答。"
-            return ParsedReply(decision="accept", option=_named_option(aside, options), why="statement",
+            return ParsedReply(decision="accept", option=_named_option(aside, options) or _option_by_part(aside, options),
+                               why="statement",
                                matched=aside.strip()[:80])
         if marker is not None and marker[0] == "accept" and _answered_before(text, marker[1], found, refusal, language):
             return ParsedReply(decision="unparsed", why="none")  # "[Yes] It began in 1914. [No] Sorry, ..."
         if found[0] == "marker" and (answer := _short_answer(text[refused_at + len(found[1]):], reply, refusal,
                                                             language)):
-            return ParsedReply(decision="accept", option=_named_option(answer, options), why="statement",
-                               matched=answer)  # "[No] Agra", "[No] 珠峰"
+            return ParsedReply(decision="accept", option=_named_option(answer, options) or _numeric_option(answer, options)
+                               or _option_by_part(answer, options),
+                               why="statement", matched=answer)  # "[No] Agra", "[No] 珠峰", "[No] 18" (18天)
         opening = _named_option(text, options)
         if opening is not None and _opens_with(text, options[OPTION_LETTERS.index(opening)]):
             if found[0] == "refusal_phrase" and not _DECLINES.search(text) and not _WITHDRAWAL.search(text):
@@ -1146,20 +1234,24 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
     if _WITHDRAWAL.search(text) or (marker is None and _only_ruled_out(text, options)):
         return ParsedReply(decision="unparsed", why="none")  # "[Yes] 5。请忽略上面的回答", "Not the Pacific, anyway."
     if marker is not None:
-        if ((several and (_hedges(text, language) or _EITHER.search(text))) or _alternative(text, 0)
+        body = _blank(_CORE_QUESTION, text)  # the restated question's "?" is no doubt
+        if ((several and (_hedges(body, language) or _EITHER.search(body))) or _alternative(text, 0)
                 or _LETTER_LIST.search(_first_sentence(text, marker[1]))):
             return ParsedReply(decision="unparsed", why="none")  # "[Yes] ₹520 or ₹500? ...", "12或14天", "A or B — ..."
-        answered = (named is not None or _answers(text, language, None) or _VALUE_LINE.search(_canonical(text))
+        part = None if named is not None or several else _option_by_part(text, options)  # "[Yes] Monet painted it."
+        answered = (named is not None or part is not None or _answers(text, language, None)
+                    or _VALUE_LINE.search(_canonical(text))
                     or _answers(_canonical(text), language, None)
                     or ((name := _NAME_LINE.search(text)) is not None and _key(name.group(1)) not in _ACKNOWLEDGED))
         if answered and not _hedges(_first_sentence(text, marker[1]), language, questions=False):
-            return ParsedReply(decision="accept", option=named, why="marker", matched=marker[1])
+            return ParsedReply(decision="accept", option=named or part, why="marker", matched=marker[1])
         return ParsedReply(decision="unparsed", why="none")  # "[Yes] 25 or 26 June, depending on ..."
     if several:
         return ParsedReply(decision="unparsed", why="none")  # "12:30 or 13:00, either will do"
     if _alternative(text, 0):
         return ParsedReply(decision="unparsed", why="none")  # "320元，或者如果您是金卡会员则免收。"
-    if (named is not None and not _hedges(_without_offers(text), language)) or _answers(text, language, named):
+    if ((named is not None and not _hedges(_without_offers(text), language)) or _answers(text, language, named)
+            or ((name := _NAME_ALONE.fullmatch(text)) is not None and _key(name.group(1)) not in _ACKNOWLEDGED)):
         return ParsedReply(decision="accept", option=named, why="statement", matched=text.strip()[:80])
     return ParsedReply(decision="unparsed", why="none")
 
