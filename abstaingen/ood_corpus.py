@@ -1,11 +1,14 @@
 """Labelled corpora of scoped assistants' replies, and the OOD reply parser's accuracy on them.
 
-    python -m abstaingen.ood_corpus tests/data/ood_reply_corpus_dev.jsonl [--errors]
+    python -m abstaingen.ood_corpus tests/data/ood_reply_corpus_dev.jsonl [--errors] [--second-reader LABELS]
 
 A line holds one reply to an OOD item, the role's refusal sentence, the language and suffix it answered,
 optionally the question and its options, and what the reply did: `accept` (with the letter it chose, or
 null), `refuse`, or `neither`. A reply counts as read right when `parse_reply` gives the same decision
 (`neither` = unparsed) and, for an accepting reply, the same letter.
+
+A second reader's labels of the same replies (read blind, from the rules alone) measure the labels
+themselves: how often two people agree, and how the parser reads the replies both label alike.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from abstaingen.audit import wilson
 from abstaingen.model.common import Model
 from abstaingen.model.ood import Language
 from abstaingen.ood_scoring import ParsedReply, parse_reply
@@ -42,6 +46,16 @@ class LabelledOodReply(Model):
     def read_right(self, parsed: ParsedReply) -> bool:
         decision = "unparsed" if self.label == "neither" else self.label
         return parsed.decision == decision and (decision != "accept" or parsed.option == self.option)
+
+
+class SecondReading(Model):
+    """A second reader's label of a corpus line, given blind: the reply, its item and the rules, no label."""
+
+    id: str
+    label: Literal["accept", "refuse", "neither"] = Field(description="what the reply did, read by the second reader")
+    option: Literal["A", "B", "C", "D"] | None = Field(description="the letter an accepting reply chose, by that reader")
+    sure: bool = Field(default=True, description="False where the reader found the rules did not settle the case")
+    note: str = ""
 
 
 def read_corpus(path: Path) -> list[LabelledOodReply]:
@@ -76,16 +90,46 @@ def measure(rows: list[LabelledOodReply]) -> CorpusAccuracy:
                           by_language={language: (right[language], total[language]) for language in sorted(total)})
 
 
+def _rate(right: int, total: int) -> str:
+    low, high = wilson(right, total)
+    return f"{right}/{total} ({right / total:.1%}, Wilson 95% {low:.1%}-{high:.1%})" if total else "0/0"
+
+
+def compare_readers(rows: list[LabelledOodReply], second: list[SecondReading]) -> list[str]:
+    """Lines that say how far two readers' labels agree and how the parser reads the lines both label alike;
+    then each line the readers label differently. A ValueError when the second reading misses a line."""
+    theirs = {reading.id: reading for reading in second}
+    if missing := [row.id for row in rows if row.id not in theirs]:
+        raise ValueError(f"the second reading has no label for {len(missing)} lines, first {missing[0]}")
+    agreed = [row for row in rows if (row.label, row.option) == (theirs[row.id].label, theirs[row.id].option)]
+    parsed = {row.id: row.read() for row in agreed}
+    decided = sum(parsed[row.id].decision == ("unparsed" if row.label == "neither" else row.label) for row in agreed)
+    lines = [f"the two readers agree on {_rate(len(agreed), len(rows))}",
+             f"on those, the parser reads {_rate(sum(row.read_right(parsed[row.id]) for row in agreed), len(agreed))}"
+             f"; the decision alone {_rate(decided, len(agreed))}"]
+    for row in rows:
+        if row not in agreed:
+            reading = theirs[row.id]
+            lines.append(f"{row.id}: first {row.label} {row.option or ''}, second {reading.label} {reading.option or ''}"
+                         f"{'' if reading.sure else ' (not sure)'}: {reading.note[:160]}")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="The OOD reply parser's accuracy on a labelled corpus")
     parser.add_argument("corpus", type=Path)
     parser.add_argument("--errors", action="store_true", help="list every misread reply")
+    parser.add_argument("--second-reader", type=Path, metavar="LABELS",
+                        help="a second reader's blind labels of the same lines (id, label, option, sure, note)")
     options = parser.parse_args()
-    result = measure(read_corpus(options.corpus))
+    rows = read_corpus(options.corpus)
+    result = measure(rows)
     languages = ", ".join(f"{language} {right}/{total}" for language, (right, total) in result.by_language.items())
     print(f"{result.correct}/{result.replies} read right ({result.accuracy:.1%}): {languages}")
     if options.errors:
         print("\n".join(result.errors))
+    if options.second_reader:
+        print("\n".join(compare_readers(rows, read_models(options.second_reader, SecondReading, "second reading"))))
 
 
 if __name__ == "__main__":

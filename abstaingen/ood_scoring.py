@@ -281,10 +281,10 @@ _MENTIONS = {
 # 第一个 only as "the first option" or on its own, not 第一个月 (the first month)
 _ZH_ONE = r"(?:选项|(?![\u3400-\u9fff]))"
 _POSITIONS = [(_compile(pattern, re.I), letter) for letter, patterns in {
-    "A": [r"\bthe\s+first\s+(?:one(?=\s*(?:[.!,;)]|$))|option|choice)\b", rf"第(?:一|1)个{_ZH_ONE}", r"选项\s*一", r"पहला\s+(?:विकल्प|वाला|ऑप्शन)"],
-    "B": [r"\bthe\s+second\s+(?:one|option|choice)\b", rf"第(?:二|2)个{_ZH_ONE}", r"选项\s*二", r"दूसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
-    "C": [r"\bthe\s+third\s+(?:one|option|choice)\b", rf"第(?:三|3)个{_ZH_ONE}", r"选项\s*三", r"तीसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
-    "D": [r"\bthe\s+(?:fourth|last|final)\s+(?:one|option|choice)\b", rf"第(?:四|4)个{_ZH_ONE}", r"选项\s*四", rf"最后一个{_ZH_ONE}",
+    "A": [r"\boption\s*(?:#|no\.?\s*)?1\b", r"\bthe\s+first\s+(?:one(?=\s*(?:[.!,;)]|$))|option|choice)\b", rf"第(?:一|1)个{_ZH_ONE}", r"选项\s*一", r"पहला\s+(?:विकल्प|वाला|ऑप्शन)"],
+    "B": [r"\boption\s*(?:#|no\.?\s*)?2\b", r"\bthe\s+second\s+(?:one|option|choice)\b", rf"第(?:二|2)个{_ZH_ONE}", r"选项\s*二", r"दूसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
+    "C": [r"\boption\s*(?:#|no\.?\s*)?3\b", r"\bthe\s+third\s+(?:one|option|choice)\b", rf"第(?:三|3)个{_ZH_ONE}", r"选项\s*三", r"तीसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
+    "D": [r"\boption\s*(?:#|no\.?\s*)?4\b", r"\bthe\s+(?:fourth|last|final)\s+(?:one|option|choice)\b", rf"第(?:四|4)个{_ZH_ONE}", r"选项\s*四", rf"最后一个{_ZH_ONE}",
           r"चौथा\s+(?:विकल्प|वाला|ऑप्शन)", r"आख़िरी\s+(?:विकल्प|वाला|ऑप्शन)"],
 }.items() for pattern in patterns]
 # a table cell that holds only a letter: "| [Yes] | B |"
@@ -331,7 +331,9 @@ _REFUSAL_PHRASES = {
            r"\b(?:isn't|is\s+not|aren't|are\s+not)\s+(?:something|anything)\s+I\s+(?:can|handle|do|cover|answer)",
            r"\b(?:isn't|is\s+not)\s+(?:part\s+of|within|in)\s+(?:what\s+I|my)\b",
            r"\bI\s+(?:won't|will\s+not)\s+(?:pick|choose|select|give|answer|fill|do|help)", r"^\s*(?:refused|declined)\b",
-           r"\bbetter\s+off\s+(?:with|asking|using|checking)\b", r"\b(?:have\s+to|must|I'll|I\s+will)\s+pass\b"],
+           r"\bbetter\s+off\s+(?:with|asking|using|checking)\b", r"\b(?:have\s+to|must|I'll|I\s+will)\s+pass\b",
+           r"\bI\s*(?:can't|cannot|can\s+not)\s+(?:choose|pick|select|give)\s+(?:an?\s+|the\s+|one\s+)?(?:answer|option|letter)",
+           r"\b(?:not|n't)\s+(?:allowed|permitted)\s+to\s+(?:answer|help|pick|choose)"],
     "zh": [r"抱歉", r"对不起", r"很遗憾", r"不好意思", r"恕我", r"爱莫能助", r"不便(?:作答|回答)",
            r"(?:无法|不能|不可以|没办法|没有办法)\s*(?:为你|为您|帮你|帮您)?\s*(?:帮助|帮忙|回答|解答|协助|处理|提供|办理|作答)",
            r"只能\s*(?:为你|为您|帮你|帮您|给你|给您)?\s*(?:帮助|帮忙|协助|回答|解答|处理|提供|办理|查询|解决)",
@@ -350,7 +352,7 @@ _REFUSAL_PHRASES = {
            r"(?:काम|दायरे|भूमिका|कार्यक्षेत्र)\s+में\s+नहीं\s+आत",
            r"(?:काम|भूमिका|ज़िम्मेदारी)\s+का\s+हिस्सा\s+नहीं",
            r"(?:मदद|सहायता)\s+नहीं\s+कर\s+पा(?:ऊंगा|ऊंगी|एंगे|ता|ती|ते)", r"नहीं\s+कर\s+(?:सकता|सकती)\s+क्योंकि",
-           r"(?:नहीं|न)\s+(?:बता|दे|लगा)\s+(?:सकता|सकती|सकते|पाऊंगा|पाऊंगी)", r"नहीं\s+(?:चुनूंगा|चुनूंगी|दूंगा|दूंगी)",
+           r"(?:नहीं|न)\s+(?:बता|दे|लगा|चुन)\s+(?:सकता|सकती|सकते|पाऊंगा|पाऊंगी)", r"नहीं\s+(?:चुनूंगा|चुनूंगी|दूंगा|दूंगी)",
            r"(?i:\bnahi[n]?\s+(?:de|kar|bata)\s+(?:sakta|sakti|sakte|paunga|paungi|paaunga))",
            r"(?i:\b(?:mere|mera)\s+kaam\s+(?:ka|ki|ke|mein|me)\s+nahi)",
            r"(?i:\bsirf\b.{0,120}\bmadad\s+kar)"],
@@ -471,7 +473,7 @@ _HEDGES = {
            r"hear\s+back|let\s+me\s+think|none\s+of\s+(?:the\s+above|them|these)))"],
     "zh": [r"以上都不|都不对|都不是|不确定|不知道|没法(?:判断|确定)|无法(?:判断|确定)|说不准|请稍等|请稍候|稍后|查一下|查询|跟进|确认一下|信息不够|"
            r"需要(?:先)?知道|麻烦提供|请提供|取决于|让我|再算|两者都|都说得通|也可能|要看"],
-    "hi": [r"इनमें\s+से\s+कोई\s+(?:भी\s+)?नहीं|पता\s+नहीं|नहीं\s*पता|पक्का\s+नहीं|तय\s+नहीं\s+कर|बाद\s+में\s+बता|एक\s+मिनट|चेक\s+कर|जानकारी\s+पूरी\s+नहीं|बताइए|"
+    "hi": [r"इनमें\s+से\s+कोई\s+(?:भी\s+)?नहीं(?!\s+चुन)|पता\s+नहीं|नहीं\s*पता|पक्का\s+नहीं|तय\s+नहीं\s+कर|बाद\s+में\s+बता|एक\s+मिनट|चेक\s+कर|जानकारी\s+पूरी\s+नहीं|बताइए|"
            r"पुष्टि\s+कर|निर्भर|एक\s+सेकंड|देर\s+बाद|बाद\s+में|दोनों|कोई\s+एक|याद\s+नहीं|कन्फ़र्म\s+कर|अपडेट\s+दे|देखकर\s+बता|(?i:check\s+kar|bhej\s+dijiye|pata\s+nahi)"],
 }
 _HEDGE_PATTERNS = _compiled(_HEDGES)
@@ -504,6 +506,7 @@ _ABOUT_THE_QUESTION = _compile(r"(?i:\bquestion)|题|问题|सवाल|प्�
 _OFFERS = _compile(r"(?i:\b(?:help|assist|support)\b|\banything\s+(?:else\s+)?I\s+can\s+do\b)|帮|协助|服务|मदद|सहायता")
 
 
+_RULES_OUT = _compile(r"(?i:\brule[sd]?\s+out\b|\beliminat|\bexclude)|排除|排掉|हटा\s+(?:सकते|दें|दीजिए)|बाहर\s+कर")  # "可以排除木星和土星"
 _HINT = _compile(r"(?i:\bhint\b|\btip\b)|提示|小提示|संकेत|सुझाव|हिंट")
 
 
@@ -515,7 +518,7 @@ def _answered_aside(text: str, language: str) -> str | None:
         for match in pattern.finditer(text):
             aside = text[match.end():].lstrip(" ,，、:：")
             if (_statement(aside, language) and not _OFFERS.search(aside) and not _NEGATION.search(aside)
-                    and not _HINT.search(aside)
+                    and not _HINT.search(aside) and not _RULES_OUT.search(aside)
                     and not _ABOUT_THE_QUESTION.search(aside)
                     and not any(phrase.search(aside) for phrase in _in(_PHRASE_PATTERNS, language))):
                 opened = max(text.rfind(end, 0, match.start()) for end in ".!?。！？।\n(（")  # "(It's nitrogen, by the way)"
@@ -644,6 +647,14 @@ def _zh_number(run: str) -> str:
     return str(int(value)) if value == int(value) else str(value)
 
 
+def _hi_daytime(part: str, hour: int, minutes: str) -> str:
+    """A Hindi time of day on the 24-hour dial: शाम 7:10 = 19:10, दोपहर 1:05 = 13:05 (दोपहर 12:30 stays), रात 9:00 =
+    21:00 but रात 2:10 (after midnight) = 2:10."""
+    if part == "रात":
+        return f"{hour % 12 + 12 if 6 <= hour <= 12 else hour % 12}:{minutes}"
+    return f"{hour % 12 + 12}:{minutes}"
+
+
 def _hours(hours: str, minutes: str | None = None) -> str:
     """A duration in one form: "1h30m", "2h"; 1.5 hours is 1h30m."""
     whole, extra = divmod(round(float(hours) * 60) + int(minutes or 0), 60)
@@ -658,7 +669,8 @@ _UNITS = {_fold(word): unit for unit, words in {"mm": "मिमी 毫米", "cm
           for word in words.split()}
 _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"千瓦时|千瓦小时"), lambda m: " kwh"),  # before 千 is read as a thousand
-    (re.compile(r"\d+(?:\.\d+)?\s*万|" + _ZH_NUMBER.pattern), lambda m: _zh_number(m.group().replace(" ", ""))),
+    (re.compile(r"\d+(?:\.\d+)?\s*万|(?!一[样下些起直般定切旦致同])" + _ZH_NUMBER.pattern),  # 一样 is no 1
+     lambda m: _zh_number(m.group().replace(" ", ""))),
     (_HI_NUMBER, lambda m: _hi_number(m.group())),
     (_EN_NUMBER, lambda m: _en_number(m.group())),
     (_EN_CLOCK, _en_clock),
@@ -698,7 +710,7 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?:下午|晚上|傍晚)\s*(\d{1,2})[:：点](\d{2})分?"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
     (re.compile(r"(\d{1,2})点(\d{1,2})分"), lambda m: f"{m.group(1)}:{int(m.group(2)):02d}"),
     (re.compile(r"(\d{1,2})点半"), lambda m: f"{m.group(1)}:30"),
-    (re.compile(r"(?:शाम|रात|दोपहर)\s*(\d{1,2}):(\d{2})"), lambda m: f"{int(m.group(1)) % 12 + 12}:{m.group(2)}"),
+    (re.compile(r"(शाम|रात|दोपहर)\s*(\d{1,2}):(\d{2})"), lambda m: _hi_daytime(m.group(1), int(m.group(2)), m.group(3))),
     (re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])"), lambda m: f"{int(m.group(1)):02d}:{m.group(2)}"),
     (re.compile(r"(?i)(\d+)h(\d{1,2})(?![\dA-Za-z])"), lambda m: _hours(m.group(1), m.group(2))),  # 2h15
     (re.compile(r"(?i)(\d+)\s*(?:h|hrs?|hours?|小时|घंटा|घंटे)\s*(?:and\s+|और\s+)?(\d+)\s*(?:m|mins?|minutes?|分钟|分|मिनट)"
@@ -713,11 +725,15 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:度|°)(?![\u3400-\u9fffA-Za-z])"), lambda m: f"{m.group(1)}°"),
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:g|grams?|ग्राम|克)(?![A-Za-z\u0900-\u0963\u0966-\u097f])"),
      lambda m: f"{float(m.group(1)) / 1000:g} kg"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:mg|milligrams?|मिलीग्राम|毫克)(?![A-Za-z\u0900-\u0963\u0966-\u097f])"),
+     lambda m: f"{float(m.group(1)) / 1_000_000:g} kg"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:平方厘米|cm²|cm2|sq\.?\s*cm|वर्ग\s*सेमी)"), lambda m: f"{m.group(1)} cm²"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:平方米|m²|m2|sq\.?\s*m\b|वर्ग\s*मीटर)"), lambda m: f"{m.group(1)} m²"),
     (re.compile(r"(\d+(?:\.\d+)?)\s*(mm|cm|km|kg|kilos?|kilograms?|मिमी|सेमी|किमी|किलो(?:ग्राम)?|毫米|厘米|公里|公斤|千克)(?![A-Za-z\u0900-\u0963\u0966-\u097f])"),
      lambda m: f"{m.group(1)} {_UNITS.get(m.group(2), m.group(2))}"),
     (re.compile(r"(\d+\.\d*?)0+(?!\d)"), lambda m: m.group(1).rstrip(".")),  # 4.50 = 4.5, 3.0 = 3
     (re.compile(r"(\d+)\s*(?:°\s*c|degrees?\s+celsius|डिग्री\s+सेल्सियस|摄氏度|℃)"), lambda m: f"{m.group(1)}°c"),
-    (re.compile(r"(?<=day)\s+(?:at|by)\s+(?=\d)"), lambda m: " "),  # "Tuesday at 21:00" = "Tuesday 21:00"
+    (re.compile(r"\s+(?:at|by)\s+(?=\d{1,2}:\d{2})"), lambda m: " "),  # "Tuesday at 9 pm" = "Tuesday 21:00"
     (re.compile(r",\s+"), lambda m: " "),
 ]
 
@@ -744,13 +760,16 @@ def _named_options(text: str, options: Sequence[str], core: bool = False, last: 
     numbers compared in one form; whole words, a number not inside a longer one), outside the restated core
     question (inside it too with `core`), in the order the reply first gives them (with `last`, in the order
     it last gives them)."""
-    rest = _canonical(_fold(text) if core else _CORE_QUESTION.sub(" ", _fold(text)))
+    said = _fold(text) if core else _CORE_QUESTION.sub(" ", _fold(text))
+    rest, raw = _canonical(said), said.casefold()
     named = []
     for letter, option in zip(OPTION_LETTERS, options, strict=False):
         written = _canonical(option).strip()
         if not written:
             continue
         places = [match.start() for match in _written_pattern(written).finditer(rest)]
+        if not places and re.fullmatch(r"[\d.,]+", option.strip()):  # "1000" in "1000克", which reads as 1 kg
+            places = [match.start() for match in _written_pattern(option.strip()).finditer(raw)]
         if places:
             named.append((places[-1] if last else places[0], letter, written))
     # an option found only inside another found one ("2" inside "2 days") does not count
@@ -820,7 +839,7 @@ def _numeric_option(text: str, options: Sequence[str]) -> str | None:
     12-hour dial when no option has it on the 24-hour one): the number after the reply's last "=", else the
     reply's only number; None otherwise."""
     def numbers(said: str) -> list[float]:  # a time of day is one number: 02:15 is 2.25
-        return [int(hour) + int(minute) / 60 if minute else float(hour)
+        return [round(int(hour) + int(minute) / 60 if minute else float(hour), 6)
                 for hour, minute in re.findall(r"(\d+(?:\.\d+)?)(?::(\d{2}))?", said)]
 
     values = [numbers(_canonical(option)) for option in options]
@@ -832,7 +851,8 @@ def _numeric_option(text: str, options: Sequence[str]) -> str | None:
         return None
     same = [letter for letter, value in zip(OPTION_LETTERS, values, strict=False) if value[0] == found[0]]
     if not same and ":" in rest[-1]:  # "पौने दो बजे" (1:45) for 13:45: a clock time given on the 12-hour dial
-        same = [letter for letter, value in zip(OPTION_LETTERS, values, strict=False) if value[0] % 12 == found[0] % 12]
+        same = [letter for letter, value in zip(OPTION_LETTERS, values, strict=False)
+                if round(value[0] % 12, 6) == round(found[0] % 12, 6)]
     return same[0] if len(same) == 1 else None
 
 
@@ -912,6 +932,9 @@ def _unsure_after(after: str, reply: str, refusal: str, language: str, options: 
     if _NO_PICK.search(after) and not re.search(r"\d", after):
         return True
     naming = [clause for clause in _clauses(after) if _named_options(clause, options)]
+    if len(naming) == 1 and len(_named_options(naming[0], options)) == 1 and not _NEGATION.search(naming[0]) and not (
+            _EITHER.search(naming[0]) or "?" in _fold(after)):
+        return False  # "[नहीं] पक्का नहीं पता, पर शायद 208": one answer, hedged
     return _hedges(_without_offers(after), language) or (bool(naming) and (
         all(_NEGATION.search(clause) for clause in naming) or any(_EITHER.search(clause) for clause in naming)))
 
@@ -943,6 +966,7 @@ def _answered_before(text: str, marker: str, found: tuple[str, str], refusal: st
     start = text.find(marker) + len(marker)
     end = _refused_at(text, found, refusal) if found[0] != "marker" else text.find(found[1], start)
     said = re.sub(_ANY_MARKER, " ", text[start:end] if end > start else "", flags=re.I)
+    said = said[:max((said.rfind(mark) for mark in ".!。！।\n"), default=-1) + 1] or said  # "… in scope. Sorry, I mean"
     return (_statement(said, language) and re.search(r"\d", said) is not None and not _DECLINES.search(said)
             and not _NEGATION.search(said) and not _CORRECTION.search(said) and _refusal(said, said, refusal, language) is None)
 
@@ -975,7 +999,8 @@ def _stated_in_core(text: str, options: Sequence[str]) -> bool:
     if not core or not options:
         return False
     bracketed = " | ".join(re.findall(r"[(（]([^)）\n]{1,60})[)）]", core.group()))
-    if len(_named_options(bracketed, options, core=True)) == 1:  # "which river is longest (the Nile)?"
+    if len(_named_options(bracketed, options, core=True)) == 1 or (  # "which river is longest (the Nile)?"
+            bracketed and _option_by_part(bracketed, options) is not None):  # "(Shakespeare)" for William Shakespeare
         return True
     proposed = re.search(r"[—–]\s*([^—–\n?？]{1,60})[?？]\s*$", core.group())  # "which ocean is largest — the Pacific?"
     if proposed and len(_named_options(proposed.group(1), options, core=True)) == 1:
@@ -998,8 +1023,10 @@ def _against_value(text: str, option: _Found, options: Sequence[str]) -> bool:
     start = option[2] - len(option[1])
     sentence = _SENTENCE_BREAK.split(text[:max(start, 0)])[-1]
     result = re.split(r"=|等于|बराबर", _canonical(sentence))
-    if len(result) < 2:
-        return False
+    if len(result) < 2:  # no working: a value just before the letter ("£118 (option C)", "3 घंटे 30 मिनट, यानी विकल्प D")
+        said = _named_options(re.sub(_ANY_MARKER, " ", _blank(_NEGATED, sentence), flags=re.I), options)
+        after = _SENTENCE_BREAK.split(text[option[2]:])[0]  # "इसलिए D (12:30)": the letter with its own value
+        return len(said) == 1 and said[0] != option[0] and option[0] not in _named_options(after, options)
     said = _named_options(result[-1], options)
     if said:
         return said[0] != option[0]
@@ -1211,7 +1238,10 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
             return ParsedReply(decision="accept", option=_named_option(aside, options) or _option_by_part(aside, options),
                                why="statement",
                                matched=aside.strip()[:80])
-        if marker is not None and marker[0] == "accept" and _answered_before(text, marker[1], found, refusal, language):
+        if marker is not None and marker[0] == "accept" and (
+                _answered_before(text, marker[1], found, refusal, language)
+                or ((withdrawal := _WITHDRAWAL.search(text)) is not None
+                    and len(_named_options(text[:withdrawal.start()], options)) == 1)):  # "[是] 是曹雪芹。…请忽略。"
             return ParsedReply(decision="unparsed", why="none")  # "[Yes] It began in 1914. [No] Sorry, ..."
         if found[0] == "marker" and (answer := _short_answer(text[refused_at + len(found[1]):], reply, refusal,
                                                             language)):

@@ -652,3 +652,21 @@ def test_the_parser_reads_the_blind_corpora(path: Path) -> None:
 
 def test_there_are_ood_corpora() -> None:
     assert len(OOD_CORPORA) >= 1
+
+
+def test_a_second_reader_measures_the_labels_and_the_parser_on_the_lines_both_agree() -> None:
+    from abstaingen.ood_corpus import LabelledOodReply, SecondReading, compare_readers
+
+    options = ["$10", "$20", "$30", "$40"]
+    rows = [LabelledOodReply(id=f"t-{n}", role="r", language="en", suffix="plain", refusal=REFUSAL["en"],
+                             options=options, reply=reply, label=label, option=option)
+            for n, (reply, label, option) in enumerate([("B", "accept", "B"), (REFUSAL["en"], "refuse", None),
+                                                        ("$20 or $30", "accept", "B")])]
+    second = [SecondReading(id="t-0", label="accept", option="B"), SecondReading(id="t-1", label="refuse", option=None),
+              SecondReading(id="t-2", label="neither", option=None, sure=False, note="two values")]
+    lines = compare_readers(rows, second)
+    assert lines[0].startswith("the two readers agree on 2/3 (66.7%")
+    assert lines[1].startswith("on those, the parser reads 2/2 (100.0%")
+    assert lines[2:] == ["t-2: first accept B, second neither  (not sure): two values"]
+    with pytest.raises(ValueError, match="no label for 1 lines, first t-2"):
+        compare_readers(rows, second[:2])
