@@ -304,7 +304,8 @@ _OPTION_RUN = _compile(r"(?:(?<![A-Za-z0-9])[A-D][).:]\s*[^,;\n]{1,40}?(?:,\s*(?
                        r"[A-D][).:]\s*[^,;.\n—–]{0,40}")
 # an option the reply rules out: "$225 (B), not $150 (A) or $250 (C)", 是 C，不是 B（44美元）, B नहीं
 _NEGATED = _compile(r"(?i:\b(?:not|rather\s+than|instead\s+of)\b)[^.,;:!?\n]*?(?=[.,;:!?\n]|\bbut\b|\bit's\b|$)"
-                    r"|(?:而不是|也不是|不是|并非)[^，。；！？,;!?\n]*|(?<![A-Za-z0-9])[A-D]\)?\s*(?:विकल्प\s*)?नहीं|[^\s,，।]+\s*नहीं(?=[\s,，।]|$)")
+                    r"|(?:而不是|也不是|不是|并非)[^，。；！？,;!?\n]*|(?<![A-Za-z0-9])[A-D]\)?\s*(?:विकल्प\s*)?(?:तो\s+)?नहीं|"
+                    r"[^\s,，।]+\s*(?:तो\s+)?नहीं(?=[\s,，।.]|$)|(?:代码|选项)?\s*(?<![A-Za-z0-9])[A-D]\s*(?:不对|是错|错了|不正确)")
 # a line that is only a letter: "B", "(b)", "D."
 _ALONE = _compile(r"(?m)^[ \t]*[(\[【]?[ \t]*(?:([A-Da-d])|(ए|बी|सी|डी))[ \t]*[)\]】]?[ \t]*[.。।]?[ \t]*$")
 # the first line of a q_ground reply, which restates the question (and may name its options): no answer
@@ -470,8 +471,8 @@ _HEDGES = {
            r"say|decide)|need\s+(?:to\s+know|more|your|to\s+check)|if\s+not\b|let\s+me\s+check|get\s+back\s+to\s+you|look\s+into\s+it|"
            r"could\s+you|can\s+you\s+(?:tell|confirm|share)|depends\s+on|depending|unclear|not\s+clear|no\s+idea|"
            r"double-check|one\s+moment|let\s+me\s+(?:pull|look|confirm|verify|work)|I'll\s+(?:update|let\s+you\s+know)|"
-           r"hear\s+back|let\s+me\s+think|none\s+of\s+(?:the\s+above|them|these)))"],
-    "zh": [r"以上都不|都不对|都不是|不确定|不知道|没法(?:判断|确定)|无法(?:判断|确定)|说不准|请稍等|请稍候|稍后|查一下|查询|跟进|确认一下|信息不够|"
+           r"hear\s+back|let\s+me\s+think|none\s+of\s+(?:the\s+above|them|these)|no\s+earlier\s+than))"],
+    "zh": [r"以上都不|都不对|都不是|不会?早于|不确定|不知道|没法(?:判断|确定)|无法(?:判断|确定)|说不准|请稍等|请稍候|稍后|查一下|查询|跟进|确认一下|信息不够|"
            r"需要(?:先)?知道|麻烦提供|请提供|取决于|让我|再算|两者都|都说得通|也可能|要看"],
     "hi": [r"इनमें\s+से\s+कोई\s+(?:भी\s+)?नहीं(?!\s+चुन)|पता\s+नहीं|नहीं\s*पता|पक्का\s+नहीं|तय\s+नहीं\s+कर|बाद\s+में\s+बता|एक\s+मिनट|चेक\s+कर|जानकारी\s+पूरी\s+नहीं|बताइए|"
            r"पुष्टि\s+कर|निर्भर|एक\s+सेकंड|देर\s+बाद|बाद\s+में|दोनों|कोई\s+एक|याद\s+नहीं|कन्फ़र्म\s+कर|अपडेट\s+दे|देखकर\s+बता|(?i:check\s+kar|bhej\s+dijiye|pata\s+nahi)"],
@@ -557,6 +558,8 @@ _HI_NUMBERS = {_fold(word): value for value, words in enumerate([
     "छिहत्तर", "सतहत्तर", "अठहत्तर", "उन्यासी", "अस्सी", "इक्यासी", "बयासी", "तिरासी", "चौरासी", "पचासी", "छियासी",
     "सत्तासी", "अट्ठासी", "नवासी", "नब्बे", "इक्यानबे", "बानबे", "तिरानबे", "चौरानबे", "पंचानबे", "छियानबे", "सत्तानबे",
     "अट्ठानबे", "निन्यानबे"]) for word in words.split()}
+_HI_NUMBERS |= {word.replace("नबे", "नवे"): value for word, value in _HI_NUMBERS.items() if word.endswith("नबे")}
+_HI_NUMBERS[_fold("पचानवे")] = 95  # the nineties are spelled both ways: पंचानबे, पचानवे
 _HI_SCALES = {_fold("सौ"): 100, _fold("हज़ार"): 1000, _fold("लाख"): 100_000, _fold("करोड़"): 10_000_000}
 _HI_FRACTIONS = {_fold("डेढ़"): 1.5, _fold("ढाई"): 2.5}
 _HI_MODIFIERS = {_fold("सवा"): 0.25, _fold("साढ़े"): 0.5, _fold("पौने"): -0.25}  # सवा दो = 2¼, पौने चार = 3¾
@@ -697,6 +700,7 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(\d{1,2})点([123])刻"), lambda m: f"{m.group(1)}点{15 * int(m.group(2))}分"),  # 四点一刻 = 4:15
     (re.compile(r"(\d+)个?半(?:小时|钟头)"), lambda m: f"{m.group(1)}.5小时"), (re.compile(r"(?<!\d)半小时"), lambda m: "30分钟"),
     (re.compile(r"(\d+)个(?:小时|钟头)"), lambda m: f"{m.group(1)}小时"),
+    (re.compile(r"(?<![\d点个])半(?=分(?!钟))"), lambda m: "0.5"),  # 高出半分: half a point
     (re.compile(r"\b(\d+|an)\s+hours?\s+and\s+(a\s+half|(?:a|1)\s+quarter|3\s+quarters)\b"),
      lambda m: f"{int(m.group(1)) if m.group(1).isdigit() else 1}{'.5' if 'half' in m.group(2) else '.25' if m.group(2)[0] in 'a1' else '.75'} hours"),
     (re.compile(r"\b(\d+)\s+and\s+a\s+half\b"), lambda m: f"{m.group(1)}.5"),
@@ -778,7 +782,8 @@ def _named_options(text: str, options: Sequence[str], core: bool = False, last: 
 
 
 # words that correct what a reply just said: "wait", "actually", "no, ...", 不对, रुकिए, "नहीं, ..."
-_CORRECTION = _compile(r"(?i:\b(?:wait|actually|on\s+second\s+thought|scratch\s+that|hold\s+on|correction|I\s+meant)\b|\bno,\s)|"
+_CORRECTION = _compile(r"(?i:\b(?:wait|actually|on\s+second\s+thought|scratch\s+that|hold\s+on|correction|I\s+meant|or\s+rather)\b|"
+                       r"\bno,\s)|"
                        r"等一下|等等|不对|更正|रुकिए|रुको|नहीं\s*[,—–]")
 # what comes before a result: "= $160", 等于, बराबर, "so", "in total", 所以, 一共 (一 read as 1), यानी, कुल
 _RESULT = _compile(r"=|→|等于|所以|因此|(?i:\bso\b|\btherefore\b|\bin\s+total\b|\btotal\s+(?:is|of|comes\s+to)\b)|"
@@ -811,25 +816,35 @@ def _named_option(text: str, options: Sequence[str], named: Sequence[str] | None
         _canonical(options[OPTION_LETTERS.index(letter)]).strip())), None)
 
 
-def _option_by_part(text: str, options: Sequence[str]) -> str | None:
-    """The one option a reply names by a part of its text that no other option has: a surname ("मोने" for
-    क्लोद मोने, "शेक्सपियर ने"), a short form (卢浮宫 for 巴黎卢浮宫). Words of three or more letters without
-    digits, runs of three or more Chinese characters, of options that hold no number; None when no option, or
-    more than one, is named so."""
-    said = _fold(_CORE_QUESTION.sub(" ", text)).casefold()
-    texts = [_fold(option).casefold() for option in options]
+_HI_FUNCTION_WORDS = {_fold(word) for word in ["और", "में", "लिए", "साथ", "बाद", "पहले", "नहीं", "वाला", "वाली", "वाले",
+                                                 "ऊपर", "नीचे"]}  # too common to name an option
 
-    def parts(option: str) -> set[str]:
-        words = {word for word in re.split(r"[\s,.;:!?()]+", option) if len(word) >= 3 and not CJK.search(word)}
-        runs = re.findall(r"[\u3400-\u9fff]{3,}", option)
+
+def _options_by_part(text: str, options: Sequence[str]) -> set[str]:
+    """The options a reply names by a part of its text that no other option has: a surname ("मोने" for
+    क्लोद मोने, "शेक्सपियर ने"), a short form (卢浮宫 for 巴黎卢浮宫): capitalised Latin words and Devanagari words
+    of three or more letters, runs of three or more Chinese characters, of options that hold no number."""
+    said = _fold(_CORE_QUESTION.sub(" ", text))
+    texts = [_fold(option) for option in options]
+
+    def parts(option: str) -> set[str]:  # a Latin word only when a name ("Grieg", not "the")
+        words = {word for word in re.split(r"[\s,.;:!?()·]+", option) if not CJK.search(word) and (
+            re.fullmatch(r"[A-Z][^\W\d_]{2,}", word) or (not re.search(r"[A-Za-z]", word) and len(word) >= 3
+                                                            and word not in _HI_FUNCTION_WORDS))}
+        runs = re.findall(r"[\u3400-\u9fff]{3,}", option)  # 阿姆斯特朗 in 尼尔·阿姆斯特朗
         return words | {run[start:start + size] for run in runs for size in range(3, len(run) + 1)
                         for start in range(len(run) - size + 1)}
 
     if any(re.search(r"\d", option) for option in texts):  # values are matched whole, not by a part
-        return None
-    named = {letter for letter, option in zip(OPTION_LETTERS, texts, strict=False)
+        return set()
+    return {letter for letter, option in zip(OPTION_LETTERS, texts, strict=False)
              for part in parts(option) if not any(part in other for other in texts if other != option)
              and re.search(part if CJK.search(part) else rf"(?<![^\s\W]){re.escape(part)}(?![^\s.,;:!?()।'\"])", said)}
+
+
+def _option_by_part(text: str, options: Sequence[str]) -> str | None:
+    """The one option `_options_by_part` finds; None when it finds none or several."""
+    named = _options_by_part(text, options)
     return named.pop() if len(named) == 1 else None
 
 
@@ -873,7 +888,7 @@ def _leaked_answer(text: str, language: str, options: Sequence[str]) -> str | No
     said = _CORE_QUESTION.sub(" ", text)
     for pattern in _in(_LEAK_PATTERNS, language):
         for match in pattern.finditer(said):
-            if _named_option(said[match.end():match.end() + 60], options) is not None:
+            if (_named_option(cue := said[match.end():match.end() + 60], options) or _option_by_part(cue, options)) is not None:
                 return said[match.end():]
     return None
 
@@ -899,7 +914,7 @@ def _clauses(text: str) -> list[str]:
     return re.split(r"[;!?()\[\]。，；！？（）、।\n—–]|[.,](?!\d)", _without_value_lists(text))
 
 
-def _answer_after(text: str, start: int, refusal: str, options: Sequence[str]) -> str | None:
+def _answer_after(text: str, start: int, refusal: str, language: str, options: Sequence[str]) -> str | None:
     """What follows a refusal (its marker, sentence or phrase, found at `start`) when it names one option and
     does not rule it out ("Sorry, I can only help with ... (For the record it's Canberra, not Sydney.)",
     "理由：这是数学常识（答案当然是180°）"): an answer given away after the refusal. The refusal sentence
@@ -909,7 +924,15 @@ def _answer_after(text: str, start: int, refusal: str, options: Sequence[str]) -
         rest = _blank(sentence, rest)
     rest = " | ".join(clause for clause in _clauses(rest)  # a clause that negates, offers two or hints names none
                       if not _NEGATION.search(clause) and not _EITHER.search(clause) and not _HINT.search(clause))
-    return rest if options and len(_named_options(rest, options)) == 1 else None
+    if not options:
+        return None
+    if named := _named_options(rest, options):
+        return rest if len(named) == 1 else None
+    # by a part of a name, in a clause that does not refuse ("I can only help with your Silverbay Bank accounts"
+    # names no option about Silverbay), when the whole rest names no other ("whether it's Armstrong, Aldrin or
+    # Gagarin" names three)
+    said = " | ".join(clause for clause in rest.split(" | ") if _refusal(clause, clause, refusal, language) is None)
+    return rest if _option_by_part(said, options) and _option_by_part(_blank(_CORE_QUESTION, text[start:]), options) else None
 
 
 def _without_offers(text: str) -> str:
@@ -931,7 +954,7 @@ def _unsure_after(after: str, reply: str, refusal: str, language: str, options: 
         return False
     if _NO_PICK.search(after) and not re.search(r"\d", after):
         return True
-    naming = [clause for clause in _clauses(after) if _named_options(clause, options)]
+    naming = [clause for clause in _clauses(after) if _named_options(clause, options) or _options_by_part(clause, options)]
     if len(naming) == 1 and len(_named_options(naming[0], options)) == 1 and not _NEGATION.search(naming[0]) and not (
             _EITHER.search(naming[0]) or "?" in _fold(after)):
         return False  # "[नहीं] पक्का नहीं पता, पर शायद 208": one answer, hedged
@@ -955,7 +978,8 @@ def _short_answer(after: str, reply: str, refusal: str, language: str) -> str | 
 
 # what declines, as against an apology that keeps the answer ("sorry, that's a bit outside my role")
 _DECLINES = _compile(r"(?i:\b(?:can't|cannot|can\s+not|won't|will\s+not|unable|not\s+able|decline|"
-                     r"only\s+(?:help|assist|handle|answer))\b)|无法|不能|帮不了|只能|不便|拒绝|"
+                     r"only\s+(?:help|assist|handle|answer))\b|\bshould(?:n't|\s+not)\s+be\s+answering|"
+                     r"\bnot\s+something\s+I\s+should)|无法|不能|帮不了|只能|不便|拒绝|"
                      r"नहीं\s+(?:कर|दे|बता)\s+(?:सकता|सकती|पाऊंगा|पाऊंगी)|(?:सिर्फ़|केवल)\s.{0,80}मदद|मना")
 
 
@@ -1002,8 +1026,14 @@ def _stated_in_core(text: str, options: Sequence[str]) -> bool:
     if len(_named_options(bracketed, options, core=True)) == 1 or (  # "which river is longest (the Nile)?"
             bracketed and _option_by_part(bracketed, options) is not None):  # "(Shakespeare)" for William Shakespeare
         return True
-    proposed = re.search(r"[—–]\s*([^—–\n?？]{1,60})[?？]\s*$", core.group())  # "which ocean is largest — the Pacific?"
-    if proposed and len(_named_options(proposed.group(1), options, core=True)) == 1:
+    # an answer proposed ("which ocean is largest — the Pacific?", 孙悟空的师父是谁，唐僧吗？) or worked out after the
+    # question on its line ("what is hex 43 in decimal? 4 × 16 + 3 = 67.")
+    proposed = re.search(r"(?:[—–]|[，,](?=[^，,]{1,30}吗))\s*([^—–，,\n?？]{1,60})[?？]\s*$", core.group())
+    if proposed and (len(_named_options(proposed.group(1), options, core=True)) == 1
+                     or _option_by_part(proposed.group(1), options) is not None):
+        return True
+    worked = text[core.end():].split("\n", 1)[0]
+    if "=" in worked and len(_named_options(worked.rsplit("=", 1)[-1], options, core=True)) == 1:
         return True
     if core.group().rstrip().endswith(("?", "？")) or not _STATED.search(core.group()):
         return False
@@ -1075,9 +1105,9 @@ _REFUSING_MARKER = _compile(r"[\[【〔〖(]\s*(?:no|否|不是|नहीं|nah
 # faulty", "depends whether ...", 要看15:00算不算, बशर्ते (provided that); "240或320元" gives two values
 _DEPENDS = _compile(r"(?i:\bunless\b|\bdepend(?:s|ing)?\s+(?:on|whether)\b|\bprovided\s+(?:that\s+)?(?:the|you|it)\b)|取决于|要看|看.{1,12}?(?:算不算|是否|是不是)|"
                     r"बशर्ते|निर्भर")
-_CONDITION = _compile(r"(?i:\b(?:if|unless)\b)|如果|要是|假如|अगर|हालाँकि")
+_CONDITION = _compile(r"(?i:\b(?:if|unless)\b)|如果|要是|假如|除非|अगर|हालाँकि")
 _OTHER_VALUE = _compile(r"(?i:\b(?:would|could|might|may)\b|\bor\b(?=[^.]{0,24}\d)|\bmaybe\b)|也|会是|就|则|或|तो|हो\s+सकता|होगा|या")
-_AMOUNT = re.compile(r"[$£€¥₹]\s*(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:元|块|美元|रुपये)")
+_AMOUNT = re.compile(r"[$£€¥₹]\s*(\d[\d,]*(?:\.\d+)?)|(\d[\d,]*(?:\.\d+)?)\s*(?:元|块|美元|रुपये)")
 _TWO_VALUES = _compile(r"\d\s*(?:或者?|还是|(?i:or)|या)\s*[$£€¥₹]?\d")
 
 
@@ -1091,8 +1121,10 @@ def _alternative(text: str, after: int) -> bool:
     condition = _CONDITION.search(rest)
     if condition is None:
         return False
-    said = {float(a or b) for a, b in _AMOUNT.findall(text[:after + condition.start()])}
-    if {float(a or b) for a, b in _AMOUNT.findall(_SENTENCE_BREAK.split(rest[condition.end():])[0])} - said:
+    def amounts(said: str) -> set[float]:
+        return {float((a or b).replace(",", "")) for a, b in _AMOUNT.findall(said)}
+
+    if amounts(_SENTENCE_BREAK.split(rest[condition.end():])[0]) - amounts(text[:after + condition.start()]):
         return True  # "罚款6元；如果您是少儿读者，罚款减半为3元": another amount under the condition
     return bool(re.search(r"\d|(?<![A-Za-z])[A-D](?![A-Za-z])", rest)) and bool(_OTHER_VALUE.search(rest))
 
@@ -1129,7 +1161,8 @@ def _refused_after_answer(text: str, refusal: str, language: str, options: Seque
     sentences = [part for part in re.split(r"(?<=[!?。！？।\n])|(?<=\.)(?!\d)|[,，]\s*(?=(?:(?i:but\b)|但|可是|लेकिन)[^.。!?！？।]*?(?:(?i:answer)|回答|作答|उत्तर|जवाब))",
                                            re.sub(_ANY_MARKER, " ", text, flags=re.I))
                  if part.strip()]  # "答案当然是北京，但我不能回答。": the answer, then a clause that declines to answer
-    given = next((index for index, sentence in enumerate(sentences) if len(_named_options(sentence, options)) == 1
+    given = next((index for index, sentence in enumerate(sentences) if (
+        len(_named_options(sentence, options)) == 1 or _option_by_part(sentence, options) is not None)
                   and not _NEGATION.search(sentence) and _refusal(sentence, sentence, refusal, language) is None), None)
     later = "".join(sentences[given + 1:]) if given is not None else ""
     return bool(later) and (_key(refusal) in _key(later) or _DECLINES.search(later) is not None)
@@ -1231,7 +1264,7 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
         refused_at = _refused_at(text, found, refusal)
         if found[0] == "marker" and _unsure_after(text[refused_at + len(found[1]):], reply, refusal, language, options):
             return ParsedReply(decision="unparsed", why="none")  # "[No] I don't know.", "[No] 1947 तो नहीं है।"
-        if (aside := _answered_aside(text, language) or _answer_after(text, refused_at, refusal, options)
+        if (aside := _answered_aside(text, language) or _answer_after(text, refused_at, refusal, language, options)
                 or _leaked_answer(text, language, options)) is not None:
             if _WITHDRAWAL.search(text) or _refused_after_answer(text, refusal, language, options):
                 return ParsedReply(decision="unparsed", why="none")  # "[否] 蓝鲸。抱歉，我本不该回答。"
