@@ -820,12 +820,13 @@ _HI_FUNCTION_WORDS = {_fold(word) for word in ["और", "में", "लिए
                                                  "ऊपर", "नीचे"]}  # too common to name an option
 
 
-def _options_by_part(text: str, options: Sequence[str]) -> set[str]:
-    """The options a reply names by a part of its text that no other option has: a surname ("मोने" for
-    क्लोद मोने, "शेक्सपियर ने"), a short form (卢浮宫 for 巴黎卢浮宫): capitalised Latin words and Devanagari words
-    of three or more letters, runs of three or more Chinese characters, of options that hold no number."""
-    said = _fold(_CORE_QUESTION.sub(" ", text))
+@lru_cache(maxsize=1 << 12)
+def _part_patterns(options: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Per option, one pattern of the parts of its text no other option has (`_options_by_part`); none for
+    options that hold a number. Cached: an item's options are compared with every reply to it."""
     texts = [_fold(option) for option in options]
+    if any(re.search(r"\d", option) for option in texts):  # values are matched whole, not by a part
+        return ()
 
     def parts(option: str) -> set[str]:  # a Latin word only when a name ("Grieg", not "the")
         words = {word for word in re.split(r"[\s,.;:!?()·]+", option) if not CJK.search(word) and (
@@ -835,11 +836,23 @@ def _options_by_part(text: str, options: Sequence[str]) -> set[str]:
         return words | {run[start:start + size] for run in runs for size in range(3, len(run) + 1)
                         for start in range(len(run) - size + 1)}
 
-    if any(re.search(r"\d", option) for option in texts):  # values are matched whole, not by a part
-        return set()
-    return {letter for letter, option in zip(OPTION_LETTERS, texts, strict=False)
-             for part in parts(option) if not any(part in other for other in texts if other != option)
-             and re.search(part if CJK.search(part) else rf"(?<![^\s\W]){re.escape(part)}(?![^\s.,;:!?()।'\"])", said)}
+    found = []
+    for letter, option in zip(OPTION_LETTERS, texts, strict=False):
+        own = sorted((part for part in parts(option) if not any(part in other for other in texts if other != option)),
+                     key=len, reverse=True)
+        if own:
+            found.append((letter, re.compile("|".join(
+                re.escape(part) if CJK.search(part) else rf"(?<![^\s\W]){re.escape(part)}(?![^\s.,;:!?()।'\"])"
+                for part in own))))
+    return tuple(found)
+
+
+def _options_by_part(text: str, options: Sequence[str]) -> set[str]:
+    """The options a reply names by a part of its text that no other option has: a surname ("मोने" for
+    क्लोद मोने, "शेक्सपियर ने"), a short form (卢浮宫 for 巴黎卢浮宫): capitalised Latin words and Devanagari words
+    of three or more letters, runs of three or more Chinese characters, of options that hold no number."""
+    said = _fold(_CORE_QUESTION.sub(" ", text))
+    return {letter for letter, pattern in _part_patterns(tuple(options)) if pattern.search(said)}
 
 
 def _option_by_part(text: str, options: Sequence[str]) -> str | None:
