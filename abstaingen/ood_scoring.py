@@ -297,7 +297,8 @@ _LINE_START = _compile(r"^(?:[(\[【]([A-D])[)\]】]|([A-D])(?=\s*[.):,;。，�
 _LINE_LEAD = _compile(rf"^\s*(?:{_ANY_MARKER}|(?:yes|no|是的|是|否|हां|नहीं)(?=\s*[.,!:;。，、！：；।\-–—]))?"
                       r"[\s.,!:;。，、！：；।\-–—]*", re.I)
 # letters listed together ("A, B, C or D", "A/B", "C 和 D"): an echo or a comparison, no choice
-_LETTER_LIST = _compile(r"(?<![A-Za-z0-9])[A-D](?:\s*(?:[,、/–—~-]|,?\s*(?:or|and|to|或|和|与|到|至|还是|或是|या|और|से))\s*[A-D]"
+_LETTER_LIST = _compile(r"(?<![A-Za-z0-9])[A-D](?:\s*(?:[,、/–—~-]|,?\s*(?:or(?:\s+(?:maybe|perhaps|possibly))?|and|to|或|和|与|到|至|还是|或是|"
+                        r"या(?:\s+शायद)?|और|से))\s*[A-D]"
                         r"(?![A-Za-z0-9]))+")
 # the options listed with their texts, "A) Sydney, B) Melbourne, C) Canberra or D) Perth": an echo, no pick
 _OPTION_RUN = _compile(r"(?:(?<![A-Za-z0-9])[A-D][).:]\s*[^,;\n]{1,40}?(?:,\s*(?:or\s+)?|\s+or\s+|\s*或\s*|\s+या\s+)){2,}"
@@ -335,7 +336,7 @@ _REFUSAL_PHRASES = {
            r"\bbetter\s+off\s+(?:with|asking|using|checking)\b", r"\b(?:have\s+to|must|I'll|I\s+will)\s+pass\b",
            r"\bI\s*(?:can't|cannot|can\s+not)\s+(?:choose|pick|select|give)\s+(?:an?\s+|the\s+|one\s+)?(?:answer|option|letter)",
            r"\b(?:not|n't)\s+(?:allowed|permitted)\s+to\s+(?:answer|help|pick|choose)"],
-    "zh": [r"抱歉", r"对不起", r"很遗憾", r"不好意思", r"恕我", r"爱莫能助", r"不便(?:作答|回答)",
+    "zh": [r"抱歉", r"对不起", r"很遗憾", r"不好意思", r"恕我", r"爱莫能助", r"不(?:方)?便(?:作答|回答)",
            r"(?:无法|不能|不可以|没办法|没有办法)\s*(?:为你|为您|帮你|帮您)?\s*(?:帮助|帮忙|回答|解答|协助|处理|提供|办理|作答)",
            r"只能\s*(?:为你|为您|帮你|帮您|给你|给您)?\s*(?:帮助|帮忙|协助|回答|解答|处理|提供|办理|查询|解决)",
            r"帮不了", r"帮不上", r"(?:不|不便|无法|不能|不予)(?:回答|作答|解答|处理|提供)(?:这|此|该|其他|别的|与|和)",
@@ -504,7 +505,8 @@ _ASIDES = {"en": [r"(?i:for\s+what\s+it's\s+worth|that\s+said|by\s+the\s+way|inc
            "zh": [r"顺便|不过|但是|话说"], "hi": [r"वैसे|फिर\s+भी|लेकिन"]}
 _ASIDE_PATTERNS = _compiled(_ASIDES)
 _ABOUT_THE_QUESTION = _compile(r"(?i:\bquestion)|题|问题|सवाल|प्रश्न")  # "it's still a fractions question"
-_OFFERS = _compile(r"(?i:\b(?:help|assist|support)\b|\banything\s+(?:else\s+)?I\s+can\s+do\b)|帮|协助|服务|मदद|सहायता")
+_OFFERS = _compile(r"(?i:\b(?:help|assist|support)\b|\banything\s+(?:else\s+)?I\s+can\s+do\b|\bI\s+can\s+(?:check|look|book))|帮|协助|服务|"
+                   r"मदद|सहायता|(?:देख|चेक\s+कर)\s+(?:सकता|सकती)")  # "…लेकिन आपकी अपॉइंटमेंट की स्थिति देख सकता हूँ"
 
 
 _RULES_OUT = _compile(r"(?i:\brule[sd]?\s+out\b|\beliminat|\bexclude)|排除|排掉|हटा\s+(?:सकते|दें|दीजिए)|बाहर\s+कर")  # "可以排除木星和土星"
@@ -594,6 +596,12 @@ _EN_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eigh
 _EN_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 _EN_NUMBERS = {word: value for value, word in enumerate(_EN_ONES)} | {
     word: 10 * tens for tens, word in enumerate(_EN_TENS, start=2)}
+_EN_ORDINALS = {word: value for value, word in enumerate(
+    ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh",
+     "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth"],
+    start=1)} | {"twentieth": 20, "thirtieth": 30}
+# "the nineteenth of May", "the twenty-first of June": a day of the month (after "twenty-" the ones are ordinals)
+_EN_DAY = re.compile(rf"\bthe\s+(?:(twenty|thirty)[\s-])?({'|'.join(_EN_ORDINALS)})\s+of\s+(?=[a-z])")
 _EN_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _EN_WORD = "|".join([*_EN_NUMBERS, *_EN_SCALES])
 _EN_AND = "|".join(rf"(?<={scale})\s+and\s+" for scale in _EN_SCALES)  # "two hundred and five", not "two and three"
@@ -675,6 +683,7 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"\d+(?:\.\d+)?\s*万|(?!一[样下些起直般定切旦致同])" + _ZH_NUMBER.pattern),  # 一样 is no 1
      lambda m: _zh_number(m.group().replace(" ", ""))),
     (_HI_NUMBER, lambda m: _hi_number(m.group())),
+    (_EN_DAY, lambda m: f"{_EN_NUMBERS.get(m.group(1) or '', 0) + _EN_ORDINALS[m.group(2)]} "),
     (_EN_NUMBER, lambda m: _en_number(m.group())),
     (_EN_CLOCK, _en_clock),
     (_EN_DAYTIME, lambda m: " am" if m.group(2) else " pm"),
@@ -684,6 +693,8 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
      lambda m: f"{'£' if m.group(2)[0] in 'pq' else '$'}{m.group(1)}.{m.group(3)}"),  # sixty-five dollars fifty
     (re.compile(r"(\d+)(?:块|元)(\d)(?![\d角毛分])"), lambda m: f"{m.group(1)}.{m.group(2)}元"),  # 四块五
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:pounds?|quid)\b"), lambda m: f"£{m.group(1)}"),
+    (re.compile(r"(?<![\d.,£$€:])(\d+)\s*(?:p|pence)\b(?!\.?\s*m\b)"), lambda m: f"£{int(m.group(1)) / 100:.2f}"),  # 970p
+    (re.compile(r"(\d+)(?:[,.](\d{2}))?\s*(?:€|euros?\b)"), lambda m: f"€{m.group(1)}.{m.group(2) or '00'}"),  # 9,50 €
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:dollars?|bucks)\b"), lambda m: f"${m.group(1)}"),
     (re.compile(r"(\d+(?:\.\d+)?)\s*美元(?:\s*(\d{1,2})\s*美分)?"),  # 55.80美元, 五十五美元八十美分
      lambda m: f"${m.group(1)}" + (f".{int(m.group(2)):02d}" if m.group(2) else "")),
@@ -701,6 +712,8 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(\d+)个?半(?:小时|钟头)"), lambda m: f"{m.group(1)}.5小时"), (re.compile(r"(?<!\d)半小时"), lambda m: "30分钟"),
     (re.compile(r"(\d+)个(?:小时|钟头)"), lambda m: f"{m.group(1)}小时"),
     (re.compile(r"(?<![\d点个])半(?=分(?!钟))"), lambda m: "0.5"),  # 高出半分: half a point
+    (re.compile(r"(?i)\b(\d+|an?)\s*(?:days?|天|दिन)\s*(?:and\s+|और\s+)?(\d+)\s*(?:hours?|小时|घंटे)"),  # 1天18小时 = 42 hours
+     lambda m: f"{24 * (int(m.group(1)) if m.group(1).isdigit() else 1) + int(m.group(2))} hours"),
     (re.compile(r"\b(\d+|an)\s+hours?\s+and\s+(a\s+half|(?:a|1)\s+quarter|3\s+quarters)\b"),
      lambda m: f"{int(m.group(1)) if m.group(1).isdigit() else 1}{'.5' if 'half' in m.group(2) else '.25' if m.group(2)[0] in 'a1' else '.75'} hours"),
     (re.compile(r"\b(\d+)\s+and\s+a\s+half\b"), lambda m: f"{m.group(1)}.5"),
@@ -996,13 +1009,16 @@ _DECLINES = _compile(r"(?i:\b(?:can't|cannot|can\s+not|won't|will\s+not|unable|n
                      r"नहीं\s+(?:कर|दे|बता)\s+(?:सकता|सकती|पाऊंगा|पाऊंगी)|(?:सिर्फ़|केवल)\s.{0,80}मदद|मना")
 
 
-def _answered_before(text: str, marker: str, found: tuple[str, str], refusal: str, language: str) -> bool:
+def _answered_before(text: str, marker: str, found: tuple[str, str], refusal: str, language: str,
+                     options: Sequence[str]) -> bool:
     """Whether a [Yes] marker opens a statement that gives a value, and neither negates, corrects nor declines,
     before the reply turns to refuse ("[Yes] It began in 1914. [No] Sorry, I can only help with ..."): an
     answer taken back."""
     start = text.find(marker) + len(marker)
     end = _refused_at(text, found, refusal) if found[0] != "marker" else text.find(found[1], start)
     said = re.sub(_ANY_MARKER, " ", text[start:end] if end > start else "", flags=re.I)
+    if found[0] != "refusal_phrase" and said.strip() and _only_an_option(said, options):
+        return True  # "[हाँ] 225\n[नहीं] माफ़ कीजिए, …" (but "[Yes] 木星。抱歉，这有点超出我的职责范围。" keeps its answer)
     said = said[:max((said.rfind(mark) for mark in ".!。！।\n"), default=-1) + 1] or said  # "… in scope. Sorry, I mean"
     return (_statement(said, language) and re.search(r"\d", said) is not None and not _DECLINES.search(said)
             and not _NEGATION.search(said) and not _CORRECTION.search(said) and _refusal(said, said, refusal, language) is None)
@@ -1124,20 +1140,22 @@ _AMOUNT = re.compile(r"[$£€¥₹]\s*(\d[\d,]*(?:\.\d+)?)|(\d[\d,]*(?:\.\d+)?)
 _TWO_VALUES = _compile(r"\d\s*(?:或者?|还是|(?i:or)|या)\s*[$£€¥₹]?\d")
 
 
-def _alternative(text: str, after: int) -> bool:
+def _alternative(text: str, after: int, options: Sequence[str] = ()) -> bool:
     """Whether an answer ending at `after` depends on something else or is followed by another one: a condition
-    that leads to another value or letter ("maybe 20:15 if the restaurant is busy", "如果…也可以设在7:15"),
-    a dependence ("depends whether"), or two values side by side ("240或320元")."""
+    that leads to another value, time, option or letter ("maybe 20:15 if the restaurant is busy", "如果…也可以设在
+    7:15", "周一，但如果周五是公司假日，就是周二"), a dependence ("depends whether"), or two values side by side
+    ("240或320元")."""
     rest = text[after:]
     if _DEPENDS.search(rest) or _TWO_VALUES.search(text):
         return True
     condition = _CONDITION.search(rest)
     if condition is None:
         return False
-    def amounts(said: str) -> set[float]:
-        return {float((a or b).replace(",", "")) for a, b in _AMOUNT.findall(said)}
+    def values(said: str) -> set[str]:  # amounts, times of day and options given
+        return ({str(float((a or b).replace(",", ""))) for a, b in _AMOUNT.findall(said)}
+                | set(re.findall(r"\d{1,2}:\d{2}", said)) | set(_named_options(said, options)))
 
-    if amounts(_SENTENCE_BREAK.split(rest[condition.end():])[0]) - amounts(text[:after + condition.start()]):
+    if values(_SENTENCE_BREAK.split(rest[condition.end():])[0]) - values(text[:after + condition.start()]):
         return True  # "罚款6元；如果您是少儿读者，罚款减半为3元": another amount under the condition
     return bool(re.search(r"\d|(?<![A-Za-z])[A-D](?![A-Za-z])", rest)) and bool(_OTHER_VALUE.search(rest))
 
@@ -1157,6 +1175,10 @@ def _picked_under_condition(text: str, option: _Found, options: Sequence[str]) -
 _EITHER = _compile(r"(?i:\bor\b)|或|还是|(?<![\u0900-\u097f])या(?![\u0900-\u097f])")  # "12:05 or 12:35"
 # a [Yes] marker and a name in Latin letters alone on its line: "[Yes] Rabindranath Tagore", "[Yes] Li Bai"
 _NAME_LINE = _compile(rf"(?i:{_ANY_MARKER})[ \t]*((?:[A-Z][a-z]+\.?[ \t]*){{1,4}})[.。।!]?[ \t]*(?:\n|$)")
+_NONE_RIGHT = _compile(r"(?i:\bnone\s+of\s+(?:the\s+above|them|these|the\s+options))|以上都不对|都不对|以上都不是|"
+                       r"इनमें\s+से\s+कोई\s+(?:भी\s+)?(?:सही\s+)?नहीं")
+# a reply that is only a value: "17点20分", "$82.50" (an answer, though no option's)
+_VALUE_ALONE = re.compile(r"\s*[$£€¥₹]?\s*\d[\d,.:]*(?:h\d+m)?\s*[^\W\d_]{0,6}\s*[.。।]?\s*")
 # a [Yes] marker and a value alone on its line: "[Yes] $82.50", "[是] 12GB" (an answer, though no option's)
 _VALUE_LINE = _compile(rf"{_ANY_MARKER}[ \t]*[$£€¥₹]?[ \t]*\d[\d,.:]*(?:h\d+m)?[ \t]*[^\W\d_]{{0,6}}[ \t]*[.。।]?[ \t]*(?:\n|$)",
                       re.I)  # (on the `_canonical` text: "पौने दो घंटे" is "1h45m")
@@ -1261,7 +1283,7 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
     marker = _deciding_marker(text, language)
     option = _option(_blank(_CORE_QUESTION, text), language)
     if (option is not None and (_withdrawn(text, option[2], refusal) or _beside_another(text, option, options)
-                                or _against_value(text, option, options) or _alternative(text, option[2])
+                                or _against_value(text, option, options) or _alternative(text, option[2], options)
                                 or _picked_under_condition(text, option, options))
             ) or _disagree(*_line_letters(text)):
         return ParsedReply(decision="unparsed", why="none")  # "[Yes] A. [No] Sorry, ...", "B) 7 April" (C's text)
@@ -1285,7 +1307,7 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
                                why="statement",
                                matched=aside.strip()[:80])
         if marker is not None and marker[0] == "accept" and (
-                _answered_before(text, marker[1], found, refusal, language)
+                _answered_before(text, marker[1], found, refusal, language, options)
                 or ((withdrawal := _WITHDRAWAL.search(text)) is not None
                     and len(_named_options(text[:withdrawal.start()], options)) == 1)):  # "[是] 是曹雪芹。…请忽略。"
             return ParsedReply(decision="unparsed", why="none")  # "[Yes] It began in 1914. [No] Sorry, ..."
@@ -1307,11 +1329,12 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
     several = len(all_named) > 1 and not (named is not None and _CORRECTION.search(text))  # "15:20, no wait, 15:30"
     if named is None and not several:
         named = _numeric_option(text, options)
-    if _WITHDRAWAL.search(text) or (marker is None and _only_ruled_out(text, options)):
+    if _WITHDRAWAL.search(text) or (_only_ruled_out(text, options) if marker is None else (
+            all_named and not _named_options(_blank(_NEGATED, text), options))):  # "[Yes] 不是90度。"
         return ParsedReply(decision="unparsed", why="none")  # "[Yes] 5。请忽略上面的回答", "Not the Pacific, anyway."
     if marker is not None:
         body = _blank(_CORE_QUESTION, text)  # the restated question's "?" is no doubt
-        if ((several and (_hedges(body, language) or _EITHER.search(body))) or _alternative(text, 0)
+        if ((several and (_hedges(body, language) or _EITHER.search(body))) or _alternative(text, 0, options)
                 or _LETTER_LIST.search(_first_sentence(text, marker[1]))):
             return ParsedReply(decision="unparsed", why="none")  # "[Yes] ₹520 or ₹500? ...", "12或14天", "A or B — ..."
         part = None if named is not None or several else _option_by_part(text, options)  # "[Yes] Monet painted it."
@@ -1319,15 +1342,19 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
                     or _VALUE_LINE.search(_canonical(text))
                     or _answers(_canonical(text), language, None)
                     or ((name := _NAME_LINE.search(text)) is not None and _key(name.group(1)) not in _ACKNOWLEDGED))
-        if answered and not _hedges(_first_sentence(text, marker[1]), language, questions=False):
+        first = _first_sentence(text, marker[1])
+        if (none := _NONE_RIGHT.search(first)) and re.search(r"\d", text[text.find(first) + none.end():]):
+            first = first[:none.start()]  # "[Yes] 以上都不对，应该是145元。": none of the options, but an answer
+        if answered and not _hedges(first, language, questions=False):
             return ParsedReply(decision="accept", option=named or part, why="marker", matched=marker[1])
         return ParsedReply(decision="unparsed", why="none")  # "[Yes] 25 or 26 June, depending on ..."
     if several:
         return ParsedReply(decision="unparsed", why="none")  # "12:30 or 13:00, either will do"
-    if _alternative(text, 0):
+    if _alternative(text, 0, options):
         return ParsedReply(decision="unparsed", why="none")  # "320元，或者如果您是金卡会员则免收。"
     if ((named is not None and not _hedges(_without_offers(text), language)) or _answers(text, language, named)
-            or ((name := _NAME_ALONE.fullmatch(text)) is not None and _key(name.group(1)) not in _ACKNOWLEDGED)):
+            or ((name := _NAME_ALONE.fullmatch(text)) is not None and _key(name.group(1)) not in _ACKNOWLEDGED)
+            or _VALUE_ALONE.fullmatch(_canonical(text))):
         return ParsedReply(decision="accept", option=named, why="statement", matched=text.strip()[:80])
     return ParsedReply(decision="unparsed", why="none")
 
