@@ -1278,6 +1278,12 @@ def parse_reply(reply: str, refusal: str, language: str, options: Sequence[str] 
     or digit, and outside an answer cue only where it stands as an option ("B", "(B)", "B.", "option B"):
     the "A" of "A customer asked" is not option A.
     """
+    return _parse(reply, refusal, language, tuple(options))
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse(reply: str, refusal: str, language: str, options: tuple[str, ...]) -> ParsedReply:
+    """`parse_reply`, cached: a release's baselines give the same reply to an item under several scores."""
     reply = without_thinking(reply)
     text = _normalize(reply)
     marker = _deciding_marker(text, language)
