@@ -293,7 +293,7 @@ _PARENTHESIZED = _compile(r"[(\[【]([A-Da-d])[)\]】]")
 # a table row or list line that ticks one option: "| A | 1 h 15 min | ✅ |"
 _TICKED = _compile(r"(?m)^[^\n]*?(?<![A-Za-z0-9])([A-D])(?![A-Za-z0-9])[^\n]*[✅✔✓☑][^\n]*$")
 # a line that is, or starts with, an option: "B", "b", "B.", "B)", "(B) Paris", "B. Paris", "D [Yes]"
-_LINE_START = _compile(r"^(?:[(\[【]([A-D])[)\]】]|([A-D])(?=\s*[.):,;。，、।(\[【]|\s*[–—]|\s+-|\s*$)|([a-d])[.)]?\s*$)")
+_LINE_START = _compile(r"^(?:[(\[【]([A-D])[)\]】]|([A-D])(?=\s*[.):,;。，、।(\[【吧]|\s*[–—]|\s+-|\s*$)|([a-d])[.)]?\s*$)")
 _LINE_LEAD = _compile(rf"^\s*(?:{_ANY_MARKER}|(?:yes|no|是的|是|否|हां|नहीं)(?=\s*[.,!:;。，、！：；।\-–—]))?"
                       r"[\s.,!:;。，、！：；।\-–—]*", re.I)
 # letters listed together ("A, B, C or D", "A/B", "C 和 D"): an echo or a comparison, no choice
@@ -334,7 +334,8 @@ _REFUSAL_PHRASES = {
            r"\b(?:isn't|is\s+not)\s+(?:part\s+of|within|in)\s+(?:what\s+I|my)\b",
            r"\bI\s+(?:won't|will\s+not)\s+(?:pick|choose|select|give|answer|fill|do|help)", r"^\s*(?:refused|declined)\b",
            r"\bbetter\s+off\s+(?:with|asking|using|checking)\b", r"\b(?:have\s+to|must|I'll|I\s+will)\s+pass\b",
-           r"\bI\s*(?:can't|cannot|can\s+not)\s+(?:choose|pick|select|give)\s+(?:an?\s+|the\s+|one\s+)?(?:answer|option|letter)",
+           r"\bI\s*(?:can't|cannot|can\s+not)\s+(?:choose|pick|select|give)\s+(?:an?\s+|the\s+|one\s+)?(?:answer|option|letter|value)",
+           r"\"answer\"\s*:\s*null\b",  # {"answer": null, "reason": "…"}
            r"\b(?:not|n't)\s+(?:allowed|permitted)\s+to\s+(?:answer|help|pick|choose)"],
     "zh": [r"抱歉", r"对不起", r"很遗憾", r"不好意思", r"恕我", r"爱莫能助", r"不(?:方)?便(?:作答|回答)",
            r"(?:无法|不能|不可以|没办法|没有办法)\s*(?:为你|为您|帮你|帮您)?\s*(?:帮助|帮忙|回答|解答|协助|处理|提供|办理|作答)",
@@ -354,7 +355,7 @@ _REFUSAL_PHRASES = {
            r"(?:काम|दायरे|भूमिका|कार्यक्षेत्र)\s+में\s+नहीं\s+आत",
            r"(?:काम|भूमिका|ज़िम्मेदारी)\s+का\s+हिस्सा\s+नहीं",
            r"(?:मदद|सहायता)\s+नहीं\s+कर\s+पा(?:ऊंगा|ऊंगी|एंगे|ता|ती|ते)", r"नहीं\s+कर\s+(?:सकता|सकती)\s+क्योंकि",
-           r"(?:नहीं|न)\s+(?:बता|दे|लगा|चुन)\s+(?:सकता|सकती|सकते|पाऊंगा|पाऊंगी)", r"नहीं\s+(?:चुनूंगा|चुनूंगी|दूंगा|दूंगी)",
+           r"(?:नहीं|न)\s+(?:बता|दे|लगा|चुन|भर)\s+(?:सकता|सकती|सकते|पाऊंगा|पाऊंगी)", r"नहीं\s+(?:चुनूंगा|चुनूंगी|दूंगा|दूंगी)",
            r"(?i:\bnahi[n]?\s+(?:de|kar|bata)\s+(?:sakta|sakti|sakte|paunga|paungi|paaunga))",
            r"(?i:\b(?:mere|mera)\s+kaam\s+(?:ka|ki|ke|mein|me)\s+nahi)",
            r"(?i:\bsirf\b.{0,120}\bmadad\s+kar)"],
@@ -510,6 +511,9 @@ _OFFERS = _compile(r"(?i:\b(?:help|assist|support)\b|\banything\s+(?:else\s+)?I\
 
 
 _RULES_OUT = _compile(r"(?i:\brule[sd]?\s+out\b|\beliminat|\bexclude)|排除|排掉|हटा\s+(?:सकते|दें|दीजिए)|बाहर\s+कर")  # "可以排除木星和土星"
+# a way to work the answer out, not the answer: "…लेकिन परिमाप के लिए तीनों भुजाएँ जोड़ दीजिए", "just add the three sides"
+_METHOD = _compile(r"(?i:\b(?:just\s+)?(?:add|multiply|divide|subtract)\s+(?:the|them|up)\b)|你可以(?:把|用)|只要把|"
+                   r"(?:जोड़|घटा|गुणा|भाग)\s*(?:दीजिए|दें|करें|कीजिए)")
 _HINT = _compile(r"(?i:\bhint\b|\btip\b)|提示|小提示|संकेत|सुझाव|हिंट")
 
 
@@ -521,7 +525,7 @@ def _answered_aside(text: str, language: str) -> str | None:
         for match in pattern.finditer(text):
             aside = text[match.end():].lstrip(" ,，、:：")
             if (_statement(aside, language) and not _OFFERS.search(aside) and not _NEGATION.search(aside)
-                    and not _HINT.search(aside) and not _RULES_OUT.search(aside)
+                    and not _HINT.search(aside) and not _RULES_OUT.search(aside) and not _METHOD.search(aside)
                     and not _ABOUT_THE_QUESTION.search(aside)
                     and not any(phrase.search(aside) for phrase in _in(_PHRASE_PATTERNS, language))):
                 opened = max(text.rfind(end, 0, match.start()) for end in ".!?。！？।\n(（")  # "(It's nitrogen, by the way)"
@@ -601,7 +605,7 @@ _EN_ORDINALS = {word: value for value, word in enumerate(
      "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth"],
     start=1)} | {"twentieth": 20, "thirtieth": 30}
 # "the nineteenth of May", "the twenty-first of June": a day of the month (after "twenty-" the ones are ordinals)
-_EN_DAY = re.compile(rf"\bthe\s+(?:(twenty|thirty)[\s-])?({'|'.join(_EN_ORDINALS)})\s+of\s+(?=[a-z])")
+_EN_DAY = re.compile(rf"\b(?:the\s+)?(?:(twenty|thirty)[\s-])?({'|'.join(_EN_ORDINALS)})\s+of\s+(?=[a-z])")
 _EN_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _EN_WORD = "|".join([*_EN_NUMBERS, *_EN_SCALES])
 _EN_AND = "|".join(rf"(?<={scale})\s+and\s+" for scale in _EN_SCALES)  # "two hundred and five", not "two and three"
@@ -682,6 +686,7 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"千瓦时|千瓦小时"), lambda m: " kwh"),  # before 千 is read as a thousand
     (re.compile(r"\d+(?:\.\d+)?\s*万|(?!一[样下些起直般定切旦致同])" + _ZH_NUMBER.pattern),  # 一样 is no 1
      lambda m: _zh_number(m.group().replace(" ", ""))),
+    (re.compile(_fold(r"(?:(तीन)|एक)?[-\s]?चौथाई")), lambda m: "3/4" if m.group(1) else "1/4"),  # तीन-चौथाई
     (_HI_NUMBER, lambda m: _hi_number(m.group())),
     (_EN_DAY, lambda m: f"{_EN_NUMBERS.get(m.group(1) or '', 0) + _EN_ORDINALS[m.group(2)]} "),
     (_EN_NUMBER, lambda m: _en_number(m.group())),
@@ -919,7 +924,7 @@ def _leaked_answer(text: str, language: str, options: Sequence[str]) -> str | No
     return None
 
 
-_LIST_END = _compile(r"(?i:\s(?:or|and)\s)|或|还是|和|(?<![\u0900-\u097f])(?:या|और)(?![\u0900-\u097f])")
+_LIST_END = _compile(r"(?i:\s(?:or|and)\s)|或|还是|和|之间|(?<![\u0900-\u097f])(?:या|और)(?![\u0900-\u097f])")
 
 
 def _without_value_lists(text: str) -> str:
@@ -1057,7 +1062,7 @@ def _stated_in_core(text: str, options: Sequence[str]) -> bool:
         return True
     # an answer proposed ("which ocean is largest — the Pacific?", 孙悟空的师父是谁，唐僧吗？) or worked out after the
     # question on its line ("what is hex 43 in decimal? 4 × 16 + 3 = 67.")
-    proposed = re.search(r"(?:[—–]|[，,](?=[^，,]{1,30}吗))\s*([^—–，,\n?？]{1,60})[?？]\s*$", core.group())
+    proposed = re.search(r"(?:[—–]|[，,](?=[^，,]{1,30}吗)|是(?=[^，,是]{1,30}吗))\s*([^—–，,\n?？]{1,60})[?？]\s*$", core.group())
     if proposed and (len(_named_options(proposed.group(1), options, core=True)) == 1
                      or _option_by_part(proposed.group(1), options) is not None):
         return True
@@ -1101,8 +1106,8 @@ def _against_value(text: str, option: _Found, options: Sequence[str]) -> bool:
 def _beside_another(text: str, option: _Found, options: Sequence[str]) -> bool:
     """Whether the letter a reply picks stands beside another option's text ("B) 7 April" when 7 April is
     option C, "[Yes] C (£400)" when £400 is B): a careful reader cannot tell which of the two it meant."""
-    beside = re.match(r"[ \t]*[.)）:：(（\-–—][ \t]*([^\n)）\]】]{1,40}?)[ \t]*(?:[)）\]】।。;；]|\.(?!\d)|$)", text[option[2]:],
-                      re.M)
+    beside = re.match(r"[ \t]*[.)）:：(（\-–—]?[ \t]*([^\n)）\]】]{1,40}?)[ \t]*(?:[)）\]】।。;；]|\.(?!\d)|$)", text[option[2]:],
+                      re.M)  # "B) 7 April", "[Yes] B 11月8日"
     if beside is None or len(options) != len(OPTION_LETTERS):
         return False
     said = _canonical(beside.group(1)).strip()
@@ -1132,7 +1137,7 @@ _REFUSING_MARKER = _compile(r"[\[【〔〖(]\s*(?:no|否|不是|नहीं|nah
 
 # what makes an answer depend on something the reply does not know: "$75.05, or the full $80 if it arrived
 # faulty", "depends whether ...", 要看15:00算不算, बशर्ते (provided that); "240或320元" gives two values
-_DEPENDS = _compile(r"(?i:\bunless\b|\bdepend(?:s|ing)?\s+(?:on|whether)\b|\bprovided\s+(?:that\s+)?(?:the|you|it)\b)|取决于|要看|看.{1,12}?(?:算不算|是否|是不是)|"
+_DEPENDS = _compile(r"(?i:\bunless\b|\bor\s+(?:later|earlier|more|less)\s+if\b|\bdepend(?:s|ing)?\s+(?:on|whether)\b|\bprovided\s+(?:that\s+)?(?:the|you|it)\b)|取决于|要看|看.{1,12}?(?:算不算|是否|是不是)|"
                     r"बशर्ते|निर्भर")
 _CONDITION = _compile(r"(?i:\b(?:if|unless)\b)|如果|要是|假如|除非|अगर|हालाँकि")
 _OTHER_VALUE = _compile(r"(?i:\b(?:would|could|might|may)\b|\bor\b(?=[^.]{0,24}\d)|\bmaybe\b)|也|会是|就|则|或|तो|हो\s+सकता|होगा|या")
@@ -1187,7 +1192,8 @@ _VALUE_LINE = _compile(rf"{_ANY_MARKER}[ \t]*[$£€¥₹]?[ \t]*\d[\d,.:]*(?:h\
 # a reply that is only a name in Latin letters: "Agra" (for आगरा), "Hydrogen" (for 氢): an answer, though to no option
 _NAME_ALONE = _compile(r"[ \t]*((?:[A-Z][a-z]+\.?[ \t]*){1,4})[.。।!]?[ \t]*")
 _ACKNOWLEDGED = {"sure", "ok", "okay", "yes", "ofcourse", "certainly", "sure thing", "absolutely", "done", "noted",
-                 "no", "sorry", "hello", "hi", "thanks", "thank you", "none", "unknown", "pass", "skip", "refuse", "decline"}
+                 "no", "sorry", "hello", "hi", "thanks", "thank you", "none", "unknown", "pass", "skip", "refuse", "decline",
+                 "code", "option", "answer", "letter"}  # a bare "[Yes] Code" names nothing
 
 
 def _refused_after_answer(text: str, refusal: str, language: str, options: Sequence[str]) -> bool:
@@ -1323,7 +1329,9 @@ def _parse(reply: str, refusal: str, language: str, options: tuple[str, ...]) ->
                                or _option_by_part(answer, options),
                                why="statement", matched=answer)  # "[No] Agra", "[No] 珠峰", "[No] 18" (18天)
         opening = _named_option(text, options)
-        if opening is not None and _opens_with(text, options[OPTION_LETTERS.index(opening)]):
+        if opening is not None and _opens_with(text, options[OPTION_LETTERS.index(opening)]) or (
+                marker is not None and marker[0] == "accept"  # "[Yes] Shakespeare, of course. Sorry, that's a bit …"
+                and (opening := _option_by_part(_first_sentence(text, marker[1]), options)) is not None):
             if found[0] == "refusal_phrase" and not _DECLINES.search(text) and not _WITHDRAWAL.search(text):
                 return ParsedReply(decision="accept", option=opening, why="option", matched=text.strip()[:80])
             return ParsedReply(decision="unparsed", why="none")  # "[Yes] 7/6. <refusal>": answered, then refused
