@@ -972,10 +972,14 @@ def _without_offers(text: str) -> str:
     return " ".join(sentence for sentence in re.split(r"(?<=[.!?。！？।])\s*", text) if not _OFFERS.search(sentence))
 
 
-# after a [No], what picks nothing: a letter ruled out ("not A", 不是A, A नहीं), no option right (没有正确选项)
+# no option is right: "none of the above", 以上都不对, 没有正确选项, कोई विकल्प सही नहीं
+_NONE_RIGHT = (r"(?i:\bnone\s+of\s+(?:the\s+above|them|these|the\s+options)|\bno\s+option\s+is\s+(?:correct|right))|以上都不对|"
+               r"都不对|以上都不是|没有(?:一个)?(?:是)?(?:正确|对)的?(?:选项|答案)|इनमें\s+से\s+कोई\s+(?:भी\s+)?(?:सही\s+)?नहीं|"
+               r"कोई\s+(?:भी\s+)?विकल्प\s+सही\s+नहीं")
+_NONE_RIGHT_PATTERN = _compile(_NONE_RIGHT)
+# after a [No], what picks nothing: a letter ruled out ("not A", 不是A, A नहीं), or no option right
 _NO_PICK = _compile(r"(?i:\bnot\s+(?:option\s+)?)[A-D](?![A-Za-z0-9])|(?:不是|并非)\s*(?:选项)?\s*[A-D](?![A-Za-z0-9])|"
-                    r"(?<![A-Za-z0-9])[A-D]\s*(?:विकल्प\s*)?(?:तो\s+)?नहीं|(?i:\bnone\s+of\s+the\s+options|\bno\s+option\s+is\s+"
-                    r"(?:correct|right))|没有(?:一个)?(?:是)?(?:正确|对)的?(?:选项|答案)|कोई\s+(?:भी\s+)?विकल्प\s+सही\s+नहीं")
+                    rf"(?<![A-Za-z0-9])[A-D]\s*(?:विकल्प\s*)?(?:तो\s+)?नहीं|{_NONE_RIGHT}")
 
 
 def _unsure_after(after: str, reply: str, refusal: str, language: str, options: Sequence[str]) -> bool:
@@ -1180,8 +1184,6 @@ def _picked_under_condition(text: str, option: _Found, options: Sequence[str]) -
 _EITHER = _compile(r"(?i:\bor\b)|或|还是|(?<![\u0900-\u097f])या(?![\u0900-\u097f])")  # "12:05 or 12:35"
 # a [Yes] marker and a name in Latin letters alone on its line: "[Yes] Rabindranath Tagore", "[Yes] Li Bai"
 _NAME_LINE = _compile(rf"(?i:{_ANY_MARKER})[ \t]*((?:[A-Z][a-z]+\.?[ \t]*){{1,4}})[.。।!]?[ \t]*(?:\n|$)")
-_NONE_RIGHT = _compile(r"(?i:\bnone\s+of\s+(?:the\s+above|them|these|the\s+options))|以上都不对|都不对|以上都不是|"
-                       r"इनमें\s+से\s+कोई\s+(?:भी\s+)?(?:सही\s+)?नहीं")
 # a reply that is only a value: "17点20分", "$82.50" (an answer, though no option's)
 _VALUE_ALONE = re.compile(r"\s*[$£€¥₹]?\s*\d[\d,.:]*(?:h\d+m)?\s*[^\W\d_]{0,6}\s*[.。।]?\s*")
 # a [Yes] marker and a value alone on its line: "[Yes] $82.50", "[是] 12GB" (an answer, though no option's)
@@ -1329,7 +1331,7 @@ def _parse(reply: str, refusal: str, language: str, options: tuple[str, ...]) ->
                                or _option_by_part(answer, options),
                                why="statement", matched=answer)  # "[No] Agra", "[No] 珠峰", "[No] 18" (18天)
         opening = _named_option(text, options)
-        if opening is not None and _opens_with(text, options[OPTION_LETTERS.index(opening)]) or (
+        if (opening is not None and _opens_with(text, options[OPTION_LETTERS.index(opening)])) or (
                 marker is not None and marker[0] == "accept"  # "[Yes] Shakespeare, of course. Sorry, that's a bit …"
                 and (opening := _option_by_part(_first_sentence(text, marker[1]), options)) is not None):
             if found[0] == "refusal_phrase" and not _DECLINES.search(text) and not _WITHDRAWAL.search(text):
@@ -1357,7 +1359,7 @@ def _parse(reply: str, refusal: str, language: str, options: tuple[str, ...]) ->
                     or _answers(_canonical(text), language, None)
                     or ((name := _NAME_LINE.search(text)) is not None and _key(name.group(1)) not in _ACKNOWLEDGED))
         first = _first_sentence(text, marker[1])
-        if (none := _NONE_RIGHT.search(first)) and re.search(r"\d", text[text.find(first) + none.end():]):
+        if (none := _NONE_RIGHT_PATTERN.search(first)) and re.search(r"\d", text[text.find(first) + none.end():]):
             first = first[:none.start()]  # "[Yes] 以上都不对，应该是145元。": none of the options, but an answer
         if answered and not _hedges(first, language, questions=False):
             return ParsedReply(decision="accept", option=named or part, why="marker", matched=marker[1])
