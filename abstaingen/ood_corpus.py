@@ -14,6 +14,7 @@ themselves: how often two people agree, and how the parser reads the replies bot
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Literal
@@ -21,6 +22,7 @@ from typing import Literal
 from pydantic import Field
 
 from abstaingen.audit import wilson
+from abstaingen.errors import AbstaingenError
 from abstaingen.model.common import Model
 from abstaingen.model.ood import Language
 from abstaingen.ood_scoring import ParsedReply, parse_reply
@@ -97,21 +99,24 @@ def _rate(right: int, total: int) -> str:
 
 def compare_readers(rows: list[LabelledOodReply], second: list[SecondReading]) -> list[str]:
     """Lines that say how far two readers' labels agree and how the parser reads the lines both label alike;
-    then each line the readers label differently. A ValueError when the second reading misses a line."""
+    then each line the readers label differently. One error when the second reading misses a line."""
     theirs = {reading.id: reading for reading in second}
     if missing := [row.id for row in rows if row.id not in theirs]:
-        raise ValueError(f"the second reading has no label for {len(missing)} lines, first {missing[0]}")
+        raise AbstaingenError(f"the second reading has no label for {len(missing)} lines, first {missing[0]}")
     agreed = [row for row in rows if (row.label, row.option) == (theirs[row.id].label, theirs[row.id].option)]
+    agreed_ids = {row.id for row in agreed}
     parsed = {row.id: row.read() for row in agreed}
     decided = sum(parsed[row.id].decision == ("unparsed" if row.label == "neither" else row.label) for row in agreed)
     lines = [f"the two readers agree on {_rate(len(agreed), len(rows))}",
              f"on those, the parser reads {_rate(sum(row.read_right(parsed[row.id]) for row in agreed), len(agreed))}"
              f"; the decision alone {_rate(decided, len(agreed))}"]
     for row in rows:
-        if row not in agreed:
+        if row.id not in agreed_ids:
             reading = theirs[row.id]
-            lines.append(f"{row.id}: first {row.label} {row.option or ''}, second {reading.label} {reading.option or ''}"
-                         f"{'' if reading.sure else ' (not sure)'}: {reading.note[:160]}")
+            first, other = (" ".join(filter(None, (label, option))) for label, option in
+                            ((row.label, row.option), (reading.label, reading.option)))
+            lines.append(f"{row.id}: first {first}, second {other}{'' if reading.sure else ' (not sure)'}: "
+                         f"{reading.note[:160]}")
     return lines
 
 
@@ -122,14 +127,19 @@ def main() -> None:
     parser.add_argument("--second-reader", type=Path, metavar="LABELS",
                         help="a second reader's blind labels of the same lines (id, label, option, sure, note)")
     options = parser.parse_args()
-    rows = read_corpus(options.corpus)
+    try:
+        rows = read_corpus(options.corpus)
+        second = read_models(options.second_reader, SecondReading, "second reading") if options.second_reader else None
+        compared = compare_readers(rows, second) if second is not None else []
+    except AbstaingenError as error:  # a missing or malformed file, a line without a second label: one line
+        sys.exit(f"abstaingen.ood_corpus: {error}")
     result = measure(rows)
     languages = ", ".join(f"{language} {right}/{total}" for language, (right, total) in result.by_language.items())
     print(f"{result.correct}/{result.replies} read right ({result.accuracy:.1%}): {languages}")
     if options.errors:
         print("\n".join(result.errors))
-    if options.second_reader:
-        print("\n".join(compare_readers(rows, read_models(options.second_reader, SecondReading, "second reading"))))
+    if compared:
+        print("\n".join(compared))
 
 
 if __name__ == "__main__":

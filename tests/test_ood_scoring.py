@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from abstaingen.errors import AbstaingenError
 from abstaingen.model.ood import LANGUAGES, ItemKind, OodItem, Question, RolePolicy, RoleText, WorkflowTerms
 from abstaingen.model.pair import Provenance
 from abstaingen.ood_scoring import (
@@ -667,6 +668,6 @@ def test_a_second_reader_measures_the_labels_and_the_parser_on_the_lines_both_ag
     lines = compare_readers(rows, second)
     assert lines[0].startswith("the two readers agree on 2/3 (66.7%")
     assert lines[1].startswith("on those, the parser reads 2/2 (100.0%")
-    assert lines[2:] == ["t-2: first accept B, second neither  (not sure): two values"]
-    with pytest.raises(ValueError, match="no label for 1 lines, first t-2"):
+    assert lines[2:] == ["t-2: first accept B, second neither (not sure): two values"]
+    with pytest.raises(AbstaingenError, match="no label for 1 lines, first t-2"):
         compare_readers(rows, second[:2])
