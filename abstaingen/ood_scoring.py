@@ -836,6 +836,9 @@ def _named_option(text: str, options: Sequence[str], named: Sequence[str] | None
 
 _HI_FUNCTION_WORDS = {_fold(word) for word in ["और", "में", "लिए", "साथ", "बाद", "पहले", "नहीं", "वाला", "वाली", "वाले",
                                                  "ऊपर", "नीचे"]}  # too common to name an option
+_EN_FUNCTION_WORDS = {"the", "a", "an", "my", "your", "our", "his", "her", "its", "their", "this", "that", "these",
+                      "those", "and", "or", "of", "in", "on", "at", "to", "for", "with", "by", "from", "no", "not",
+                      "all", "any", "some", "one", "two", "yes", "it", "is", "are", "was"}  # "The company VPN": not "The"
 
 
 @lru_cache(maxsize=1 << 12)
@@ -848,7 +851,8 @@ def _part_patterns(options: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]
 
     def parts(option: str) -> set[str]:  # a Latin word only when a name ("Grieg", not "the")
         words = {word for word in re.split(r"[\s,.;:!?()·]+", option) if not CJK.search(word) and (
-            re.fullmatch(r"[A-Z][^\W\d_]{2,}", word) or (not re.search(r"[A-Za-z]", word) and len(word) >= 3
+            (re.fullmatch(r"[A-Z][^\W\d_]{2,}", word) and word.lower() not in _EN_FUNCTION_WORDS)
+            or (not re.search(r"[A-Za-z]", word) and len(word) >= 3
                                                             and word not in _HI_FUNCTION_WORDS))}
         runs = re.findall(r"[\u3400-\u9fff]{3,}", option)  # 阿姆斯特朗 in 尼尔·阿姆斯特朗
         return words | {run[start:start + size] for run in runs for size in range(3, len(run) + 1)

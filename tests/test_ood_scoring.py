@@ -671,3 +671,14 @@ def test_a_second_reader_measures_the_labels_and_the_parser_on_the_lines_both_ag
     assert lines[2:] == ["t-2: first accept B, second neither (not sure): two values"]
     with pytest.raises(AbstaingenError, match="no label for 1 lines, first t-2"):
         compare_readers(rows, second[:2])
+
+
+def test_a_capitalised_function_word_names_no_option() -> None:
+    """The q_ground refusal's closing sentence opens with "The"; only one option does too ("The company VPN"):
+    a part of an option's name is a name, not "The", "My" or "An"."""
+    options = ["A public printer", "A second monitor", "The company VPN", "A new email account"]
+    reply = (f"Core question: what should I connect to first?\n[No] {REFUSAL['en']}\n"
+             "The question has nothing to do with my duties.")
+    assert parse_reply(reply, REFUSAL["en"], "en", options).decision == "refuse"
+    named = parse_reply(f"[No] {REFUSAL['en']} (It's the company VPN, by the way.)", REFUSAL["en"], "en", options)
+    assert (named.decision, named.option) == ("accept", "C")
