@@ -1187,16 +1187,17 @@ def _picked_under_condition(text: str, option: _Found, options: Sequence[str]) -
 
 _EITHER = _compile(r"(?i:\bor\b)|或|还是|(?<![\u0900-\u097f])या(?![\u0900-\u097f])")  # "12:05 or 12:35"
 # a [Yes] marker and a name in Latin letters alone on its line: "[Yes] Rabindranath Tagore", "[Yes] Li Bai"
-_NAME_LINE = _compile(rf"(?i:{_ANY_MARKER})[ \t]*((?:[A-Z][a-z]+\.?[ \t]*){{1,4}})[.。।!]?[ \t]*(?:\n|$)")
+_NAME = r"((?:[A-Z][a-z]+\.?[ \t]*){1,4})"  # one to four capitalised words: "Rabindranath Tagore", "Agra"
+_NAME_LINE = _compile(rf"(?i:{_ANY_MARKER})[ \t]*{_NAME}[.。।!]?[ \t]*(?:\n|$)")
 # a reply that is only a value: "17点20分", "$82.50" (an answer, though no option's)
-_VALUE_ALONE = re.compile(r"\s*[$£€¥₹]?\s*\d[\d,.:]*(?:h\d+m)?\s*[^\W\d_]{0,6}\s*[.。।]?\s*")
+_VALUE = r"[$£€¥₹]?[ \t]*\d[\d,.:]*(?:h\d+m)?[ \t]*[^\W\d_]{0,6}"  # on the `_canonical` text: "पौने दो घंटे" is "1h45m"
+_VALUE_ALONE = re.compile(rf"\s*{_VALUE}\s*[.。।]?\s*")
 # a [Yes] marker and a value alone on its line: "[Yes] $82.50", "[是] 12GB" (an answer, though no option's)
-_VALUE_LINE = _compile(rf"{_ANY_MARKER}[ \t]*[$£€¥₹]?[ \t]*\d[\d,.:]*(?:h\d+m)?[ \t]*[^\W\d_]{{0,6}}[ \t]*[.。।]?[ \t]*(?:\n|$)",
-                      re.I)  # (on the `_canonical` text: "पौने दो घंटे" is "1h45m")
+_VALUE_LINE = _compile(rf"{_ANY_MARKER}[ \t]*{_VALUE}[ \t]*[.。।]?[ \t]*(?:\n|$)", re.I)
 
 
 # a reply that is only a name in Latin letters: "Agra" (for आगरा), "Hydrogen" (for 氢): an answer, though to no option
-_NAME_ALONE = _compile(r"[ \t]*((?:[A-Z][a-z]+\.?[ \t]*){1,4})[.。।!]?[ \t]*")
+_NAME_ALONE = _compile(rf"[ \t]*{_NAME}[.。।!]?[ \t]*")
 _ACKNOWLEDGED = {"sure", "ok", "okay", "yes", "ofcourse", "certainly", "sure thing", "absolutely", "done", "noted",
                  "no", "sorry", "hello", "hi", "thanks", "thank you", "none", "unknown", "pass", "skip", "refuse", "decline",
                  "code", "option", "answer", "letter"}  # a bare "[Yes] Code" names nothing
