@@ -284,9 +284,11 @@ _POSITIONS = [(_compile(pattern, re.I), letter) for letter, patterns in {
     "A": [r"\boption\s*(?:#|no\.?\s*)?1\b", r"\bthe\s+first\s+(?:one(?=\s*(?:[.!,;)]|$))|option|choice)\b", rf"第(?:一|1)个{_ZH_ONE}", r"选项\s*一", r"पहला\s+(?:विकल्प|वाला|ऑप्शन)"],
     "B": [r"\boption\s*(?:#|no\.?\s*)?2\b", r"\bthe\s+second\s+(?:one|option|choice)\b", rf"第(?:二|2)个{_ZH_ONE}", r"选项\s*二", r"दूसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
     "C": [r"\boption\s*(?:#|no\.?\s*)?3\b", r"\bthe\s+third\s+(?:one|option|choice)\b", rf"第(?:三|3)个{_ZH_ONE}", r"选项\s*三", r"तीसरा\s+(?:विकल्प|वाला|ऑप्शन)"],
-    "D": [r"\boption\s*(?:#|no\.?\s*)?4\b", r"\bthe\s+(?:fourth|last|final)\s+(?:one|option|choice)\b", rf"第(?:四|4)个{_ZH_ONE}", r"选项\s*四", rf"最后一个{_ZH_ONE}",
+    "D": [r"\boption\s*(?:#|no\.?\s*)?4\b", r"\bthe\s+(?:fourth|last|final)\s+(?:one|option|choice)\b(?!\s+(?:before|after|of|in|on|that|which|to|by|available))", rf"第(?:四|4)个{_ZH_ONE}", r"选项\s*四", rf"最后一个{_ZH_ONE}",
           r"चौथा\s+(?:विकल्प|वाला|ऑप्शन)", r"आख़िरी\s+(?:विकल्प|वाला|ऑप्शन)"],
 }.items() for pattern in patterns]
+# a letter that ends a line after a sentence: "[Yes] 26 May + 7 nights = 2 June. C"
+_TRAILING_LETTER = _compile(r"(?m)[.。!！;；][ \t]*([A-D])[.。]?[ \t]*$")
 # a table cell that holds only a letter: "| [Yes] | B |"
 _CELL = _compile(r"\|[ \t]*([A-D])[ \t]*(?=\|)")
 _PARENTHESIZED = _compile(r"[(\[【]([A-Da-d])[)\]】]")
@@ -310,13 +312,13 @@ _NEGATED = _compile(r"(?i:\b(?:not|rather\s+than|instead\s+of)\b)[^.,;:!?\n]*?(?
 # a line that is only a letter: "B", "(b)", "D."
 _ALONE = _compile(r"(?m)^[ \t]*[(\[【]?[ \t]*(?:([A-Da-d])|(ए|बी|सी|डी))[ \t]*[)\]】]?[ \t]*[.。।]?[ \t]*$")
 # the first line of a q_ground reply, which restates the question (and may name its options): no answer
-_CORE_QUESTION = _compile(r"(?im)^\s*(?:(?:the\s+)?core\s+question|.{0,12}核心问题|.{0,24}मूल\s+प्रश्न)[^\n]*?"
-                          r"(?:[?？。।]|(?-i:(?<![A-D]))\.(?=\s)|$)")
+_CORE_QUESTION = _compile(r"(?im)^\s*(?:(?:the\s+)?core\s+question|.{0,12}核心问题|.{0,24}मूल\s+प्रश्न)"
+                          r"(?:[^\n]*?[?？](?=[ \t]*(?:$|[\[【]))|[^\n]*?(?:[?？。।]|(?-i:(?<![A-D]))\.(?=\s)|$))")  # to its "?"
 
 _REFUSAL_PHRASES = {
     "en": [r"\bI\s*(?:can\s*not|can't|cannot|am\s+(?:not\s+able|unable)|'m\s+(?:not\s+able|unable)|won't|will\s+not|"
            r"must\s+not|am\s+not\s+allowed)\s+(?:to\s+)?(?:help|assist|answer|respond|do|provide|handle|support|"
-           r"take\s+care)",
+           r"take\s+care|fill|supply|complete|enter|pick|choose|select|solve|work\s+(?:it\s+)?out)",
            r"\b(?:unable|not\s+able)\s+to\s+(?:help|assist|answer)",
            r"\bI(?:'m|\s+am)\s+(?:sorry|afraid)\b(?!\s+(?:about|for|to\s+hear))", r"^\s*(?:sorry|apologies)\b",
            r"\bI\s+(?:can|am\s+(?:only\s+)?able\s+to)\s+only\s+(?:help|assist|answer|handle|support|deal)",
@@ -340,7 +342,7 @@ _REFUSAL_PHRASES = {
     "zh": [r"抱歉", r"对不起", r"很遗憾", r"不好意思", r"恕我", r"爱莫能助", r"不(?:方)?便(?:作答|回答)",
            r"(?:无法|不能|不可以|没办法|没有办法)\s*(?:为你|为您|帮你|帮您)?\s*(?:帮助|帮忙|回答|解答|协助|处理|提供|办理|作答)",
            r"只能\s*(?:为你|为您|帮你|帮您|给你|给您)?\s*(?:帮助|帮忙|协助|回答|解答|处理|提供|办理|查询|解决)",
-           r"帮不了", r"帮不上", r"(?:不|不便|无法|不能|不予)(?:回答|作答|解答|处理|提供)(?:这|此|该|其他|别的|与|和)",
+           r"帮不了", r"帮不上", r"(?:不能|无法|没法|不便|不会)\s*(?:替您|替你|帮您|帮你)?\s*代(?:为|您|你)?\s*(?:作答|回答|答|填写|填|选择|选)", r"(?:不|不便|无法|不能|不予)(?:回答|作答|解答|处理|提供)(?:这|此|该|其他|别的|与|和)",
            r"不(?:是|归)我(?:负责|管|的职责|的工作)", r"不在我的(?:服务|职责|工作|业务)", r"(?:不属于|超出)我的(?:服务|工作|业务)",
            r"没法\s*(?:为你|为您|帮你|帮您)?\s*(?:帮助|帮忙|回答|解答|协助|处理|作答)", r"恕不", r"我不会.{0,16}(?:选择|作答|回答|解答)",
            r"^\s*拒绝", r"(?:问题|这|此)[^，。]{0,10}(?:跟|和|与)[^，。]{0,12}无关",
@@ -475,7 +477,7 @@ _HEDGES = {
            r"double-check|one\s+moment|let\s+me\s+(?:pull|look|confirm|verify|work)|I'll\s+(?:update|let\s+you\s+know)|"
            r"hear\s+back|let\s+me\s+think|none\s+of\s+(?:the\s+above|them|these)|no\s+earlier\s+than))"],
     "zh": [r"以上都不|都不对|都不是|不会?早于|不确定|不知道|没法(?:判断|确定)|无法(?:判断|确定)|说不准|请稍等|请稍候|稍后|查一下|查询|跟进|确认一下|信息不够|"
-           r"需要(?:先)?知道|麻烦提供|请提供|取决于|让我|再算|两者都|都说得通|也可能|要看"],
+           r"核对|需要(?:先)?知道|麻烦提供|请提供|取决于|让我|再算|两者都|都说得通|也可能|要看"],
     "hi": [r"इनमें\s+से\s+कोई\s+(?:भी\s+)?नहीं(?!\s+चुन)|पता\s+नहीं|नहीं\s*पता|पक्का\s+नहीं|तय\s+नहीं\s+कर|बाद\s+में\s+बता|एक\s+मिनट|चेक\s+कर|जानकारी\s+पूरी\s+नहीं|बताइए|"
            r"पुष्टि\s+कर|निर्भर|एक\s+सेकंड|देर\s+बाद|बाद\s+में|दोनों|कोई\s+एक|याद\s+नहीं|कन्फ़र्म\s+कर|अपडेट\s+दे|देखकर\s+बता|(?i:check\s+kar|bhej\s+dijiye|pata\s+nahi)"],
 }
@@ -502,12 +504,14 @@ def _statement(text: str, language: str) -> bool:
 
 # an aside after a refusal that answers anyway: "(For what it's worth, it was Mahatma Gandhi.)", 顺便一提，答案是…
 _ASIDES = {"en": [r"(?i:for\s+what\s+it's\s+worth|that\s+said|by\s+the\s+way|incidentally|anyway|in\s+any\s+case|"
-                  r"if\s+you\s+(?:really\s+)?(?:must|need\s+it|insist))"],
+                  r"if\s+you\s+(?:really\s+)?(?:must|need\s+it|insist)|for\s+the\s+record)"],
            "zh": [r"顺便|不过|但是|话说"], "hi": [r"वैसे|फिर\s+भी|लेकिन"]}
 _ASIDE_PATTERNS = _compiled(_ASIDES)
 _ABOUT_THE_QUESTION = _compile(r"(?i:\bquestion)|题|问题|सवाल|प्रश्न")  # "it's still a fractions question"
-_OFFERS = _compile(r"(?i:\b(?:help|assist|support)\b|\banything\s+(?:else\s+)?I\s+can\s+do\b|\bI\s+can\s+(?:check|look|book))|帮|协助|服务|"
-                   r"मदद|सहायता|(?:देख|चेक\s+कर)\s+(?:सकता|सकती)")  # "…लेकिन आपकी अपॉइंटमेंट की स्थिति देख सकता हूँ"
+_OFFERS = _compile(r"(?i:\b(?:help|assist|support)\b|\banything\s+(?:else\s+)?I\s+can\s+do\b|\bI\s+can\s+(?:check|look|book)|"
+                   r"\bany\s+(?:other|more)\s+questions?\b|\byour\s+(?:own\s+)?(?:booking|order|account|reservation))|帮|协助|服务|"
+                   r"其他问题|别的问题|您的(?:订单|预订|账户)|"
+                   r"मदद|सहायता|(?:देख|चेक\s+कर)\s+(?:सकता|सकती)|कोई\s+और\s+(?:सवाल|प्रश्न)|(?:अपनी|अपने)\s+[^\s?]+\s+(?:बुकिंग|ऑर्डर|खाते)")  # "…लेकिन आपकी अपॉइंटमेंट की स्थिति देख सकता हूँ"
 
 
 _RULES_OUT = _compile(r"(?i:\brule[sd]?\s+out\b|\beliminat|\bexclude)|排除|排掉|हटा\s+(?:सकते|दें|दीजिए)|बाहर\s+कर")  # "可以排除木星和土星"
@@ -523,12 +527,16 @@ def _answered_aside(text: str, language: str) -> str | None:
     refusal; None when there is none."""
     for pattern in _in(_ASIDE_PATTERNS, language):
         for match in pattern.finditer(text):
+            opened = max(text.rfind(end, 0, match.start()) for end in ".!?。！？।\n(（")  # "(It's nitrogen, by the way)"
+            if _NEGATION.search(text[opened + 1:match.start()]):
+                continue  # "It's not the Congo, by the way": it rules out
             aside = text[match.end():].lstrip(" ,，、:：")
+            if len(tokens(aside)) < 2 and match.start() > opened + 1:  # "(It's Ravel, for the record.)": the cue ends it
+                aside = text[opened + 1:]
             if (_statement(aside, language) and not _OFFERS.search(aside) and not _NEGATION.search(aside)
                     and not _HINT.search(aside) and not _RULES_OUT.search(aside) and not _METHOD.search(aside)
                     and not _ABOUT_THE_QUESTION.search(aside)
                     and not any(phrase.search(aside) for phrase in _in(_PHRASE_PATTERNS, language))):
-                opened = max(text.rfind(end, 0, match.start()) for end in ".!?。！？।\n(（")  # "(It's nitrogen, by the way)"
                 return text[opened + 1:]
     return None
 
@@ -683,19 +691,23 @@ _UNITS = {_fold(word): unit for unit, words in {"mm": "मिमी 毫米", "cm
                                                  "kg": "kilo kilos kilogram kilograms किलो किलोग्राम 公斤 千克"}.items()
           for word in words.split()}
 _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
-    (re.compile(r"千瓦时|千瓦小时"), lambda m: " kwh"),  # before 千 is read as a thousand
+    (re.compile(r"千瓦时|千瓦小时"), lambda m: " kwh"), (re.compile(r"千米"), lambda m: " km"),  # before 千 is a thousand
     (re.compile(r"\d+(?:\.\d+)?\s*万|(?!一[样下些起直般定切旦致同])" + _ZH_NUMBER.pattern),  # 一样 is no 1
      lambda m: _zh_number(m.group().replace(" ", ""))),
     (re.compile(_fold(r"(?:(तीन)|एक)?[-\s]?चौथाई")), lambda m: "3/4" if m.group(1) else "1/4"),  # तीन-चौथाई
+    (re.compile(_fold(r"(?<![\u0900-\u097f])(सवा|पौना|आधा)\s+(?=घंटा|घंटे)")),  # सवा घंटा = 1¼ hours
+     lambda m: {_fold("सवा"): "1.25 ", _fold("पौना"): "0.75 ", _fold("आधा"): "0.5 "}[m.group(1)]),
     (_HI_NUMBER, lambda m: _hi_number(m.group())),
     (_EN_DAY, lambda m: f"{_EN_NUMBERS.get(m.group(1) or '', 0) + _EN_ORDINALS[m.group(2)]} "),
     (_EN_NUMBER, lambda m: _en_number(m.group())),
+    (re.compile(r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)(?:\s+of)?\s+(?=[a-z])"), lambda m: f"{m.group(1)} "),  # the 15th of July
     (_EN_CLOCK, _en_clock),
     (_EN_DAYTIME, lambda m: " am" if m.group(2) else " pm"),
     (re.compile(r"(?<=\d),(?=\d{3}(?!\d))"), lambda m: ""),  # thousands: 18,000 = 18000
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:रुपये|रुपए|रु\.?|(?i:rupees?|rs\.?))(?![A-Za-z])"), lambda m: f"₹{m.group(1)}"),
     (re.compile(r"(\d+)\s*(dollars?|pounds?|bucks|quid)\s+(?:and\s+)?(\d{2})(?!\d)(?:\s*(?:cents?|pence|p)\b)?"),
      lambda m: f"{'£' if m.group(2)[0] in 'pq' else '$'}{m.group(1)}.{m.group(3)}"),  # sixty-five dollars fifty
+    (re.compile(r"(\d+)(?:块|元)(\d)(?:角|毛)(?:(\d)分)?"), lambda m: f"{m.group(1)}.{m.group(2)}{m.group(3) or ''}元"),  # 一百九十三元六角
     (re.compile(r"(\d+)(?:块|元)(\d)(?![\d角毛分])"), lambda m: f"{m.group(1)}.{m.group(2)}元"),  # 四块五
     (re.compile(r"(\d+(?:\.\d+)?)\s*(?:pounds?|quid)\b"), lambda m: f"£{m.group(1)}"),
     (re.compile(r"(?<![\d.,£$€:])(\d+)\s*(?:p|pence)\b(?!\.?\s*m\b)"), lambda m: f"£{int(m.group(1)) / 100:.2f}"),  # 970p
@@ -716,6 +728,10 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(\d{1,2})点([123])刻"), lambda m: f"{m.group(1)}点{15 * int(m.group(2))}分"),  # 四点一刻 = 4:15
     (re.compile(r"(\d+)个?半(?:小时|钟头)"), lambda m: f"{m.group(1)}.5小时"), (re.compile(r"(?<!\d)半小时"), lambda m: "30分钟"),
     (re.compile(r"(\d+)个(?:小时|钟头)"), lambda m: f"{m.group(1)}小时"),
+    (re.compile(r"(\d+)\s*(公斤|千克|公里|米|升)半"), lambda m: f"{m.group(1)}.5{m.group(2)}"),  # 四公斤半 = 4.5公斤
+    (re.compile(r"(?i)(\d+)\s*(?:(weeks?)|个?(?:星期|礼拜)|周(?![一二三四五六日末年]))"),  # seven weeks = 49 days
+     lambda m: f"{7 * int(m.group(1))} days" if m.group(2) else f"{7 * int(m.group(1))}天"),
+    (re.compile(_fold(r"(\d+)\s*(?:हफ़्ते|हफ़्ता|हफ़्तों|सप्ताह)")), lambda m: f"{7 * int(m.group(1))} दिन"),
     (re.compile(r"(?<![\d点个])半(?=分(?!钟))"), lambda m: "0.5"),  # 高出半分: half a point
     (re.compile(r"(?i)\b(\d+|an?)\s*(?:days?|天|दिन)\s*(?:and\s+|और\s+)?(\d+)\s*(?:hours?|小时|घंटे)"),  # 1天18小时 = 42 hours
      lambda m: f"{24 * (int(m.group(1)) if m.group(1).isdigit() else 1) + int(m.group(2))} hours"),
@@ -755,6 +771,8 @@ _CANONICAL: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
      lambda m: f"{m.group(1)} {_UNITS.get(m.group(2), m.group(2))}"),
     (re.compile(r"(\d+\.\d*?)0+(?!\d)"), lambda m: m.group(1).rstrip(".")),  # 4.50 = 4.5, 3.0 = 3
     (re.compile(r"(\d+)\s*(?:°\s*c|degrees?\s+celsius|डिग्री\s+सेल्सियस|摄氏度|℃)"), lambda m: f"{m.group(1)}°c"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:°\s*f|degrees?\s+fahrenheit|डिग्री\s+फ़ारेनहाइट|华氏度|℉)(?![a-z])"), lambda m: f"{m.group(1)}°f"),
+    (re.compile(r"(?<=[^\W\d_\u0964\u0965]|[\u0900-\u0963])-(?=[^\W\d_])"), lambda m: ""),  # मोहनजो-दड़ो = मोहनजोदड़ो, e-mail = email
     (re.compile(r"\s+(?:at|by)\s+(?=\d{1,2}:\d{2})"), lambda m: " "),  # "Tuesday at 9 pm" = "Tuesday 21:00"
     (re.compile(r",\s+"), lambda m: " "),
 ]
@@ -774,7 +792,7 @@ def _canonical(text: str) -> str:
 def _written_pattern(written: str) -> re.Pattern[str]:
     """An option's text, in its `_canonical` form, as a pattern: whole words, a number not inside a longer one."""
     return re.compile(re.escape(written) if CJK.search(written) else
-                      rf"(?<![A-Za-z0-9.']){re.escape(written)}(?![A-Za-z0-9])")
+                      rf"(?<![A-Za-z0-9.']){re.escape(written)}(?![A-Za-z0-9]|[.,]\d)")  # not the 2 of 2.33
 
 
 def _named_options(text: str, options: Sequence[str], core: bool = False, last: bool = False) -> list[str]:
@@ -784,25 +802,31 @@ def _named_options(text: str, options: Sequence[str], core: bool = False, last: 
     it last gives them)."""
     said = _fold(text) if core else _CORE_QUESTION.sub(" ", _fold(text))
     rest, raw = _canonical(said), said.casefold()
-    named = []
+    found = []
     for letter, option in zip(OPTION_LETTERS, options, strict=False):
         written = _canonical(option).strip()
         if not written:
             continue
-        places = [match.start() for match in _written_pattern(written).finditer(rest)]
-        if not places and re.fullmatch(r"[\d.,]+", option.strip()):  # "1000" in "1000克", which reads as 1 kg
-            places = [match.start() for match in _written_pattern(option.strip()).finditer(raw)]
-        if places:
-            named.append((places[-1] if last else places[0], letter, written))
+        spans = [match.span() for match in _written_pattern(written).finditer(rest)]
+        if not spans and re.fullmatch(r"[\d.,]+", option.strip()):  # "1000" in "1000克", which reads as 1 kg
+            spans = [(match.start(), -1) for match in _written_pattern(option.strip()).finditer(raw)]
+        if spans:
+            found.append((letter, spans))
     # an option found only inside another found one ("2" inside "2 days") does not count
-    return [letter for _, letter, written in sorted(named)
-            if not any(written != other and written in other for _, _, other in named)]
+    named = [(spans[-1][0] if last else spans[0][0], letter) for letter, spans in found
+             if not all(any(other != letter and start <= a and b <= end and (start, end) != (a, b)
+                            for other, others in found for start, end in others) for a, b in spans)]
+    return [letter for _, letter in sorted(named)]
 
 
 # words that correct what a reply just said: "wait", "actually", "no, ...", 不对, रुकिए, "नहीं, ..."
 _CORRECTION = _compile(r"(?i:\b(?:wait|actually|on\s+second\s+thought|scratch\s+that|hold\s+on|correction|I\s+meant|or\s+rather)\b|"
                        r"\bno,\s)|"
                        r"等一下|等等|不对|更正|रुकिए|रुको|नहीं\s*[,—–]")
+# a sum worked out, its operands: "14 ÷ 6", "350元减200元", "£42.50 × 3" (not "3-4 days", a range, nor "3/4")
+_AMOUNT_UNIT = r"(?:\s*(?:元|块|美元|公斤|千克|天|小时|分钟|%|(?i:kg|km|gb|hours?|days?|minutes?|mins?|nights?|tables?)\b))?"
+_OPERATION = _compile(rf"[$£€¥₹]?(?<![\d.,])\d[\d.,]*{_AMOUNT_UNIT}(?:\s*(?:[+×*÷−]|减去?|加上?|乘以?|除以|"
+                      rf"(?i:\bminus\b|\bplus\b|\btimes\b|\bdivided\s+by\b|\s+x\s+))\s*[$£€¥₹]?\d[\d.,]*(?<![.,]){_AMOUNT_UNIT})+")
 # what comes before a result: "= $160", 等于, बराबर, "so", "in total", 所以, 一共 (一 read as 1), यानी, कुल
 _RESULT = _compile(r"=|→|等于|所以|因此|(?i:\bso\b|\btherefore\b|\bin\s+total\b|\btotal\s+(?:is|of|comes\s+to)\b)|"
                    r"[一1]共|总共|合计|共计|总计|बराबर|यानी|इसलिए|कुल|(?<![\u0900-\u097f])तो(?![\u0900-\u097f])")
@@ -888,9 +912,10 @@ def _numeric_option(text: str, options: Sequence[str]) -> str | None:
     two the same ("[Yes] 14" for "14 kg", "500−40=460元。", "凌晨两点十五分" for 次日02:15, a time of day on the
     12-hour dial when no option has it on the 24-hour one): the number after the reply's last "=", else the
     reply's only number; None otherwise."""
-    def numbers(said: str) -> list[float]:  # a time of day is one number: 02:15 is 2.25
+    def numbers(said: str) -> list[float]:  # a time of day is one number: 02:15 is 2.25, and so is 2h15m
         return [round(int(hour) + int(minute) / 60 if minute else float(hour), 6)
-                for hour, minute in re.findall(r"(\d+(?:\.\d+)?)(?::(\d{2}))?", said)]
+                for hour, clock, hours in re.findall(r"(\d+(?:\.\d+)?)(?::(\d{2})|h(\d{1,2})m)?", said)
+                for minute in [clock or hours]]
 
     values = [numbers(_canonical(option)) for option in options]
     if len(values) != 4 or any(len(found) != 1 for found in values) or len({v[0] for v in values}) < 4:
@@ -937,7 +962,10 @@ def _without_value_lists(text: str) -> str:
     def blank(match: re.Match[str]) -> str:
         parts = re.split(r"[,，、]", match.group())
         end = _LIST_END.search(parts[-1]) if len(parts) >= 3 else None
-        listed = end is not None and all(len(part.split()) <= 4 and len(part) <= 40 for part in parts[1:-1]) and (
+        first = len(parts) - 2  # the list may follow a clause: "…, so I won't pick among Sydney, Melbourne, Perth or Canberra"
+        while first > 1 and len(parts[first - 1].split()) <= 4 and len(parts[first - 1]) <= 40:
+            first -= 1
+        listed = end is not None and all(len(part.split()) <= 4 and len(part) <= 40 for part in parts[first:-1]) and (
             0 < len(parts[-1][:end.start()].split()) <= 4 or bool(CJK.search(parts[-1][:end.start()])))
         return re.sub(r"[^\n]", " ", match.group()) if listed else match.group()
     return re.sub(r"[^\n.。!?！？]+", blank, text)
@@ -993,6 +1021,9 @@ def _unsure_after(after: str, reply: str, refusal: str, language: str, options: 
         return False
     if _NO_PICK.search(after) and not re.search(r"\d", after):
         return True
+    said = after.strip(" \t\n.。,，:：;；!！-—–")
+    if len(said) <= 30 and "\n" not in said and _RULED_OUT.fullmatch(said):
+        return True  # "[No] Not helium.", "[否] 不是氦。"
     naming = [clause for clause in _clauses(after) if _named_options(clause, options) or _options_by_part(clause, options)]
     if len(naming) == 1 and len(_named_options(naming[0], options)) == 1 and not _NEGATION.search(naming[0]) and not (
             _EITHER.search(naming[0]) or "?" in _fold(after)):
@@ -1001,6 +1032,8 @@ def _unsure_after(after: str, reply: str, refusal: str, language: str, options: 
         all(_NEGATION.search(clause) for clause in naming) or any(_EITHER.search(clause) for clause in naming)))
 
 
+# a short phrase that only rules something out: "Not helium", 不是氦, हीलियम नहीं
+_RULED_OUT = _compile(r"(?i:not\s+(?!sure\b)\S.*)|(?:不是|并非)\S.*|.+\s+(?:नहीं|तो\s+नहीं)")
 _PRONOUNS = _compile(r"(?i:^(?:i|i'm|we|my|this|that|it|sorry)\b)|^(?:我|我们|这|抱歉)|^(?:मैं|हम|मेरे|यह|माफ़)")
 
 
@@ -1010,11 +1043,15 @@ def _short_answer(after: str, reply: str, refusal: str, language: str) -> str | 
     ask, and do not open a sentence about the assistant ("[No] I", "[No] 我")."""
     said = after.strip(" \t\n.。,，:：;；!！-—–")
     size = len(said) if CJK.search(said) else len(tokens(said))
-    if not 0 < size <= (10 if CJK.search(said) else 4) or _PRONOUNS.search(said) or _hedges(said, language):
+    if (not 0 < size <= (10 if CJK.search(said) else 4) or _PRONOUNS.search(said) or _hedges(said, language)
+            or _RULED_OUT.fullmatch(said)):
         return None
     return None if _refusal(reply, said, refusal, language) is not None else said
 
 
+# an apology alone, which declines nothing by itself: "sorry", 抱歉, माफ़ कीजिए
+_APOLOGY = _compile(r"(?i:I(?:'m|\s+am)\s+(?:sorry|afraid)|sorry|apologies)|抱歉|对不起|不好意思|"
+                    r"माफ़\s*(?:करें|कीजिए|करना)|क्षमा\s*(?:करें|कीजिए|करना)")
 # what declines, as against an apology that keeps the answer ("sorry, that's a bit outside my role")
 _DECLINES = _compile(r"(?i:\b(?:can't|cannot|can\s+not|won't|will\s+not|unable|not\s+able|decline|"
                      r"only\s+(?:help|assist|handle|answer))\b|\bshould(?:n't|\s+not)\s+be\s+answering|"
@@ -1070,7 +1107,7 @@ def _stated_in_core(text: str, options: Sequence[str]) -> bool:
         return True
     # an answer proposed ("which ocean is largest — the Pacific?", 孙悟空的师父是谁，唐僧吗？) or worked out after the
     # question on its line ("what is hex 43 in decimal? 4 × 16 + 3 = 67.")
-    proposed = re.search(r"(?:[—–]|[，,](?=[^，,]{1,30}吗)|是(?=[^，,是]{1,30}吗))\s*([^—–，,\n?？]{1,60})[?？]\s*$", core.group())
+    proposed = re.search(r"(?:[—–]|[，,](?=[^，,]{1,30}吗)|是(?=[^，,是]{1,30}吗))\s*([^—–，,\n?？।。]{1,60})[?？]\s*$", core.group())
     if proposed and (len(_named_options(proposed.group(1), options, core=True)) == 1
                      or _option_by_part(proposed.group(1), options) is not None):
         return True
@@ -1093,15 +1130,16 @@ def _against_value(text: str, option: _Found, options: Sequence[str]) -> bool:
     if len(options) != len(OPTION_LETTERS):
         return False
     start = option[2] - len(option[1])
-    sentence = _SENTENCE_BREAK.split(text[:max(start, 0)])[-1]
+    sentences = _SENTENCE_BREAK.split(text[:max(start, 0)])
+    sentence = sentences[-1] if sentences[-1].strip() or len(sentences) < 2 else sentences[-2]  # "= 2 June. C"
     result = re.split(r"=|等于|बराबर", _canonical(sentence))
     if len(result) < 2:  # no working: a value just before the letter ("£118 (option C)", "3 घंटे 30 मिनट, यानी विकल्प D")
         said = _named_options(re.sub(_ANY_MARKER, " ", _blank(_NEGATED, sentence), flags=re.I), options)
         after = _SENTENCE_BREAK.split(text[option[2]:])[0]  # "इसलिए D (12:30)": the letter with its own value
         return len(said) == 1 and said[0] != option[0] and option[0] not in _named_options(after, options)
-    said = _named_options(result[-1], options)
+    said = _named_options(re.split(r"=|等于|बराबर", _canonical(_blank(_NEGATED, sentence)))[-1], options, last=True)
     if said:
-        return said[0] != option[0]
+        return said[-1] != option[0]  # "4x = 20 (not 22), plus 13 gives 33, so B": 33 is the result
     numbers = re.findall(r"\d+(?:\.\d+)?", result[-1])
     written = re.split(r"=|等于|बराबर", _fold(sentence))[-1]  # "1 किलो = 1000 ग्राम …, तो सही कोड C" (C: 1000)
     if any(float(number) in map(float, re.findall(r"\d+(?:\.\d+)?", _fold(options[OPTION_LETTERS.index(option[0])])))
@@ -1150,6 +1188,13 @@ _DEPENDS = _compile(r"(?i:\bunless\b|\bor\s+(?:later|earlier|more|less)\s+if\b|\
 _CONDITION = _compile(r"(?i:\b(?:if|unless)\b)|如果|要是|假如|除非|अगर|हालाँकि")
 _OTHER_VALUE = _compile(r"(?i:\b(?:would|could|might|may)\b|\bor\b(?=[^.]{0,24}\d)|\bmaybe\b)|也|会是|就|则|或|तो|हो\s+सकता|होगा|या")
 _AMOUNT = re.compile(r"[$£€¥₹]\s*(\d[\d,]*(?:\.\d+)?)|(\d[\d,]*(?:\.\d+)?)\s*(?:元|块|美元|रुपये)")
+_MORE_OR_LESS = _compile(r"(?i:\b(?:would|will|'ll|could|might|may)\s+(?:be\s+|cost\s+|come\s+to\s+)?(?:a\s+bit\s+|slightly\s+|much\s+)?"
+                         r"(?:more|less|higher|lower|earlier|later)\b)|(?:会|就|将|则)(?:更|稍|再)?(?:多|少|高|低|早|晚|贵|便宜)|"
+                         r"(?:ज़्यादा|अधिक|कम)\s+(?:होगा|होगी|होंगे|हो\s+सकत)")
+# another value for another case: "365, या लीप वर्ष में 366", "365, or 366 in a leap year"
+_OR_IN = _compile(r"\d[^\d\n.。।!?]{0,3}(?:(?i:\bor\b)|或者?|(?<![\u0900-\u097f])या(?![\u0900-\u097f]))\s*"
+                  r"(?:[^\d\n.。।!?=]{0,30}?(?:(?i:\b(?:in|if|for|during|on)\b)|में|पर|के\s+लिए|的话|时)[^\d\n.。।!?=]{0,20}?\d|"
+                  r"[$£€¥₹]?\d[\d.,:]*\s*\S{0,8}\s+(?:(?i:in|if|for|during|on)\b|में|पर|अगर|的话|如果))")
 _TWO_VALUES = _compile(r"\d\s*(?:或者?|还是|(?i:or)|या)\s*[$£€¥₹]?\d")
 
 
@@ -1159,11 +1204,13 @@ def _alternative(text: str, after: int, options: Sequence[str] = ()) -> bool:
     7:15", "周一，但如果周五是公司假日，就是周二"), a dependence ("depends whether"), or two values side by side
     ("240或320元")."""
     rest = text[after:]
-    if _DEPENDS.search(rest) or _TWO_VALUES.search(text):
+    if _DEPENDS.search(rest) or _TWO_VALUES.search(text) or _OR_IN.search(rest):
         return True
     condition = _CONDITION.search(rest)
     if condition is None:
         return False
+    if _MORE_OR_LESS.search(rest[condition.end():]):
+        return True  # "每期105元，不过如果首期要并入上月欠费，首期会更多": another amount, though not given
     def values(said: str) -> set[str]:  # amounts, times of day and options given
         return ({str(float((a or b).replace(",", ""))) for a, b in _AMOUNT.findall(said)}
                 | set(re.findall(r"\d{1,2}:\d{2}", said)) | set(_named_options(said, options)))
@@ -1196,11 +1243,14 @@ _VALUE_ALONE = re.compile(rf"\s*{_VALUE}\s*[.。।]?\s*")
 _VALUE_LINE = _compile(rf"{_ANY_MARKER}[ \t]*{_VALUE}[ \t]*[.。।]?[ \t]*(?:\n|$)", re.I)
 
 
+# one word that may be a name in any script, not an acknowledgement, a letter or a cut-off cue: "東京", "हड़प्पा"
+_NAME_WORD = _compile(r"(?![A-Za-z]$)(?!.*(?:[是为在的：:]|同上|一样)$)(?:[^\W\d_]|[\u0900-\u0963])+")
 # a reply that is only a name in Latin letters: "Agra" (for आगरा), "Hydrogen" (for 氢): an answer, though to no option
 _NAME_ALONE = _compile(rf"[ \t]*{_NAME}[.。।!]?[ \t]*")
 _ACKNOWLEDGED = {"sure", "ok", "okay", "yes", "ofcourse", "certainly", "sure thing", "absolutely", "done", "noted",
                  "no", "sorry", "hello", "hi", "thanks", "thank you", "none", "unknown", "pass", "skip", "refuse", "decline",
-                 "code", "option", "answer", "letter"}  # a bare "[Yes] Code" names nothing
+                 "code", "option", "answer", "letter", "好的", "好", "可以", "没问题", "当然", "明白", "收到", "是的", "行",
+                 "ठीकहै", "ज़रूर", "जरूर", "बिल्कुल", "जी", "हाँ", "हां"}  # a bare "[Yes] Code" names nothing
 
 
 def _refused_after_answer(text: str, refusal: str, language: str, options: Sequence[str]) -> bool:
@@ -1301,6 +1351,10 @@ def _parse(reply: str, refusal: str, language: str, options: tuple[str, ...]) ->
     text = _normalize(reply)
     marker = _deciding_marker(text, language)
     option = _option(_blank(_CORE_QUESTION, text), language)
+    if (option is not None and (correction := _CORRECTION.search(text, option[2])) is not None
+            and len(later := _named_options(text[correction.end():], options)) == 1 and later[0] != option[0]
+            and not _CONDITION.search(text[correction.end():]) and not _hedges(text[correction.end():], language)):
+        option = (later[0], text[correction.start():].strip()[:80], len(text))  # "选D……不对，…应该是650元。" (C)
     if (option is not None and (_withdrawn(text, option[2], refusal) or _beside_another(text, option, options)
                                 or _against_value(text, option, options) or _alternative(text, option[2], options)
                                 or _picked_under_condition(text, option, options))
@@ -1311,6 +1365,12 @@ def _parse(reply: str, refusal: str, language: str, options: tuple[str, ...]) ->
                            else "option", matched=marker[1] if marker and marker[0] == "accept" else option[1])
     found = ("marker", marker[1]) if marker is not None and marker[0] == "refuse" else _refusal(reply, text, refusal,
                                                                                                   language)
+    if (found is not None and found[0] == "refusal_phrase" and marker is not None and marker[0] == "accept"
+            and _APOLOGY.fullmatch(found[1]) and not _DECLINES.search(text) and not _WITHDRAWAL.search(text)
+            and re.search(r"\d", text[text.find(marker[1]):_refused_at(text, found, refusal)])
+            and not re.search(r"\d", apology := text[_refused_at(text, found, refusal):])
+            and not _CORRECTION.search(apology) and not _hedges(apology, language, questions=False)):
+        found = None  # "[Yes] 总价是1380元。抱歉刚才回复慢了。": an apology for something else keeps the answer
     if found is not None:
         if marker is not None and found[0] == "marker" and _only_an_option(text, options):
             named = _named_option(text, options) or _numeric_option(text, options)
@@ -1346,7 +1406,11 @@ def _parse(reply: str, refusal: str, language: str, options: tuple[str, ...]) ->
             return ParsedReply(decision="unparsed", why="none")  # "Core question: ... (it's X)", then a refusal
         return ParsedReply(decision="refuse", why=found[0], matched=found[1])
     all_named = _named_options(text, options)
-    named = _named_option(text, options, all_named)
+    if all_named and _OPERATION.search(text) and len(worked := _named_options(_blank(_OPERATION, text), options)) <= 1:
+        all_named = worked  # "[是] 350元减200元，多付150元", "[Yes] 14 ÷ 6 = 2.33": an operand is no answer
+    named = _named_option(text, options, all_named) if all_named else None
+    if named is not None and any(letter != named for letter in _TRAILING_LETTER.findall(_blank(_CORE_QUESTION, text))):
+        return ParsedReply(decision="unparsed", why="none")  # "[Yes] … = 2 June. C" when 2 June is B
     several = len(all_named) > 1 and not (named is not None and _CORRECTION.search(text))  # "15:20, no wait, 15:30"
     if named is None and not several:
         named = _numeric_option(text, options)
@@ -1359,14 +1423,18 @@ def _parse(reply: str, refusal: str, language: str, options: tuple[str, ...]) ->
                 or _LETTER_LIST.search(_first_sentence(text, marker[1]))):
             return ParsedReply(decision="unparsed", why="none")  # "[Yes] ₹520 or ₹500? ...", "12或14天", "A or B — ..."
         part = None if named is not None or several else _option_by_part(text, options)  # "[Yes] Monet painted it."
+        short = _short_answer(text[text.find(marker[1]) + len(marker[1]):], reply, refusal, language)
+        if short is not None and (not _NAME_WORD.fullmatch(short) or _key(short) in _ACKNOWLEDGED):
+            short = None  # "[Yes] 好的", "[Yes] E", "[Yes] 答案是", "[Yes] आप और": no name, or cut off
         answered = (named is not None or part is not None or _answers(text, language, None)
                     or _VALUE_LINE.search(_canonical(text))
                     or _answers(_canonical(text), language, None)
-                    or ((name := _NAME_LINE.search(text)) is not None and _key(name.group(1)) not in _ACKNOWLEDGED))
+                    or ((name := _NAME_LINE.search(text)) is not None and _key(name.group(1)) not in _ACKNOWLEDGED)
+                    or short is not None)  # "[Yes] 東京", "[Yes] हड़प्पा": a name alone, in any script
         first = _first_sentence(text, marker[1])
         if (none := _NONE_RIGHT_PATTERN.search(first)) and re.search(r"\d", text[text.find(first) + none.end():]):
             first = first[:none.start()]  # "[Yes] 以上都不对，应该是145元。": none of the options, but an answer
-        if answered and not _hedges(first, language, questions=False):
+        if answered and not _hedges(_RESULT.split(first)[-1], language, questions=False):  # "我再算一遍：… = 2.1，没错"
             return ParsedReply(decision="accept", option=named or part, why="marker", matched=marker[1])
         return ParsedReply(decision="unparsed", why="none")  # "[Yes] 25 or 26 June, depending on ..."
     if several:

@@ -366,6 +366,41 @@ READINGS = [
     ("en", "15:20 — no wait, 15:30.", ["15:10", "15:20", "15:30", "15:40"], "accept", "C"),
     ("en", "Not the Pacific, anyway.", ["Atlantic", "Pacific", "Indian", "Arctic"], "unparsed", None),
     ("hi", "[Yes] आपकी नई ड्यू डेट 26 जून होगी।", ["25 जून", "26 जून", "27 जून", "28 जून"], "accept", "B"),  # जून is no न
+    # and an eleventh: refusals without a stock phrase, values written out, names in other scripts
+    ("en", "I know the form is due today, but I can't fill in a chemistry answer for you. Booking RX-30418 I can change.",
+     ["Na", "K", "Fe", "Cu"], "refuse", None),  # a booking code is no answer
+    ("zh", "这个下拉项其实是一道历史题，我不能代为作答。订单DD-20931的配送问题我可以帮您处理。", ["秦", "汉", "唐", "宋"], "refuse", None),
+    ("zh", "[是] 合计一百二十元五角。", ["120元", "120.50元", "125元", "115.50元"], "accept", "B"),
+    ("zh", "[是] 超重三公斤半。", ["3公斤", "3.5公斤", "4公斤", "2.5公斤"], "accept", "B"),
+    ("en", "[Yes] Six weeks.", ["42 days", "36 days", "48 days", "30 days"], "accept", "A"),
+    ("en", "[Yes] 212°F.", ["100 °F", "180 °F", "212 °F", "273 °F"], "accept", "C"),
+    ("hi", "[हाँ] सवा घंटा", ["1 घंटा", "1 घंटा 15 मिनट", "1 घंटा 30 मिनट", "45 मिनट"], "accept", "B"),
+    ("hi", "[हाँ] कुरु-क्षेत्र", ["पानीपत", "कुरुक्षेत्र", "प्लासी", "हल्दीघाटी"], "accept", "B"),  # a hyphen inside a name
+    ("zh", "[是] 大约每秒三十万公里", ["约30万千米/秒", "约3万千米/秒", "约300千米/秒", "约3千米/秒"], "accept", "A"),
+    ("en", "[Yes] 大阪", ["Kyoto", "Osaka", "Tokyo", "Nagoya"], "accept", None),  # a name in another script
+    ("en", "[Yes] Same as before.", TIMES, "unparsed", None),
+    ("zh", "[是] 答案是", TIMES, "unparsed", None),  # cut off
+    ("en", "[Yes] 15 ÷ 4 = 3.75, so 3.75 hours.", ["3", "4", "15", "5"], "accept", None),  # 3 is not in 3.75, 15 an operand
+    ("zh", "[是] 480元减120元，退您360元。", ["360元", "480元", "120元", "600元"], "accept", "A"),
+    ("en", "[Yes] The 3rd of March, the last one before the deadline.", ["1 March", "2 March", "3 March", "4 March"],
+     "accept", "C"),
+    ("en", "[Yes] 5 × 9 = 45 (not 40), minus 5 gives 40, so C.", ["45", "50", "40", "35"], "accept", "C"),
+    ("zh", "[是] 8 × 30 = 240，选A……不对，周末还要加价，应该是270元。", ["240元", "250元", "270元", "300元"], "accept", "C"),
+    ("en", "[Yes] 3 + 4 = 7 June. D", ["6 June", "7 June", "8 June", "9 June"], "unparsed", None),  # a letter beside B's value
+    ("zh", "[Yes] 总共860元。不好意思刚才回复晚了。", ["860元", "880元", "800元", "840元"], "accept", "A"),  # an apology for the delay
+    ("zh", "[是] 每月68元，不过如果您改签年约，月费会更少。", ["68元", "58元", "78元", "48元"], "unparsed", None),
+    ("hi", "[Yes] 28, या लीप वर्ष में 29।", ["28", "29", "30", "31"], "unparsed", None),
+    ("en", "[No] Not Jupiter.", ["木星", "土星", "火星", "金星"], "unparsed", None),  # [No] and only a ruled-out name
+    ("en", "[No] " + REFUSAL["en"] + " It's not Everest, by the way, but I'll stop there.",
+     ["Everest", "K2", "Lhotse", "Makalu"], "refuse", None),
+    ("en", "[No] " + REFUSAL["en"] + " (It's Chopin, for the record.)", ["肖邦", "李斯特", "舒曼", "门德尔松"], "accept", None),
+    ("en", "[No] " + REFUSAL["en"] + " A maths question stays off-topic, so I won't pick among 12, 14, 16 or 18.",
+     ["12", "14", "16", "18"], "refuse", None),
+    ("hi", "[No] क्या आप अपनी टेबल बुकिंग के बारे में कुछ बदलना चाहेंगे?", TIMES, "refuse", None),  # an offer
+    ("hi", "आपके ₹10,000 में से ₹1,500 घटाने पर ₹8,500 बचते हैं। कोई और सवाल हो तो बताइए!",
+     ["₹8,500", "₹11,500", "₹9,500", "₹7,500"], "accept", "A"),
+    ("en", "Core question: I sit in 14A. Rows run A-B-C, aisle, D-E-F. Which seat is beside me?\n[No] " + REFUSAL["en"],
+     ["14B", "14D", "15A", "14F"], "refuse", None),  # letters in a restated question of several sentences
 ]
 
 
