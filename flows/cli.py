@@ -8,6 +8,8 @@
     abstaingen sandbox build-image [--dockerfile]
     abstaingen models check [--config PATH]
     abstaingen env serve BUNDLE_DIR [--task PAIRS_JSONL --task-id ID] [--record DIR]
+    abstaingen env import KIND SOURCE OUT_DIR [--name NAME] [--licence TEXT]
+    abstaingen env check BUNDLE_DIR [--sandbox B]
     abstaingen release verify RELEASE_DIR
     abstaingen release diff OLD_DIR NEW_DIR [--json]
     abstaingen release erratum RELEASE_DIR --pair ID --field PATH --value JSON --reason TEXT
@@ -40,7 +42,7 @@ from typing import TYPE_CHECKING, TypeVar
 from abstaingen import __version__
 from abstaingen.config import GenerateConfig, apply_overrides, load_config, load_seeds
 from abstaingen.errors import AbstaingenError, HostError, shown
-from abstaingen.model import EnvironmentBundle, FunnelStage, Release, TaskVariant
+from abstaingen.model import EnvironmentBundle, FunnelStage, Release, TaskVariant, ToolKind
 from abstaingen.model.release import Manifest
 from abstaingen.pipelines.verify import verify_release
 from abstaingen.settings import configure_prefect_defaults
@@ -162,6 +164,20 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--sandbox", default="auto", metavar="BACKEND", help="auto (default), docker, bwrap or local")
     serve.add_argument("--allow-unsandboxed", action="store_true", help="serve LLM-written code in a plain subprocess")
     serve.set_defaults(command=run_serve_command)
+    env_import = env.add_parser("import", help="read someone else's environment into a bundle folder (README, "
+                                                "\"Bring your own environment\")")
+    env_import.add_argument("kind", metavar="KIND", help="the source's layout: bundle, plain or tau2")
+    env_import.add_argument("source", type=Path, metavar="SOURCE", help="the folder to read (a tau2-bench checkout, ...)")
+    env_import.add_argument("out", type=Path, metavar="OUT_DIR", help="the bundle folder to write")
+    env_import.add_argument("--name", metavar="NAME", help="the environment or domain in SOURCE (tau2: e.g. retail)")
+    env_import.add_argument("--licence", metavar="TEXT", help="the source's licence, when it has no LICENSE file")
+    env_import.set_defaults(command=run_env_import_command)
+    env_check = env.add_parser("check", help="run the environment checks on a bundle folder, in a sandbox")
+    env_check.add_argument("bundle_dir", type=Path, metavar="BUNDLE_DIR", help="bundle folder (environment.json, "
+                                                                               "implementation.py)")
+    env_check.add_argument("--sandbox", default="auto", metavar="BACKEND", help="auto (default), docker, bwrap or local")
+    env_check.add_argument("--allow-unsandboxed", action="store_true", help="check untrusted code in a plain subprocess")
+    env_check.set_defaults(command=run_env_check_command)
 
     sandbox = commands.add_parser("sandbox", help="the Docker sandbox image").add_subparsers(
         title="sandbox commands", required=True, metavar="COMMAND"
@@ -440,6 +456,45 @@ def run_serve_command(options: argparse.Namespace) -> int:
             raise AbstaingenError(f"env serve: {name} is closed; an MCP client talks to the server over stdin and stdout")
     _exec_server(backend.server_parameters(options.bundle_dir, env, record_dir=options.record))
     return EXIT_OK
+
+
+def run_env_import_command(options: argparse.Namespace) -> int:
+    from abstaingen.importers import ImportOptions, get_importer
+    from abstaingen.store import ENVIRONMENT_FILE, write_bundle
+
+    if (options.out / ENVIRONMENT_FILE).exists():
+        raise AbstaingenError(f"{options.out} already holds a bundle; import into a new folder")
+    if not options.source.is_dir():
+        raise AbstaingenError(f"{options.source}: no such folder")
+    bundle = get_importer(options.kind)(options.source, ImportOptions(name=options.name, licence=options.licence))
+    write_bundle(bundle, options.out)
+    commits = sum(tool.kind == ToolKind.COMMIT for tool in bundle.tools)
+    records = sum(len(value) for value in bundle.initial_state.values() if isinstance(value, list))
+    missing = [tool.name for tool in bundle.tools if not tool.examples]
+    print(f"imported {options.kind} {bundle.domain} as {bundle.env_id}: {len(bundle.tools)} tools ({commits} commit), "
+          f"{len(bundle.initial_state)} collections ({records} records), licence {bundle.source.licence if bundle.source else None}"
+          f" -> {options.out}")
+    if missing:
+        print(f"{len(missing)} tools have no example call, which the environment checks need: {', '.join(missing)}; add "
+              f"examples to {options.out / ENVIRONMENT_FILE}")
+    print(f"next: abstaingen env check {options.out}")
+    return 0
+
+
+def run_env_check_command(options: argparse.Namespace) -> int:
+    import asyncio
+
+    from abstaingen.sandboxes.backends import select_backend
+    from abstaingen.validators.validate import check_candidate_environment
+
+    bundle = read_bundle(options.bundle_dir)
+    backend = select_backend(options.sandbox)
+    results = asyncio.run(check_candidate_environment(bundle, backend, options.allow_unsandboxed))
+    for result in results:
+        print(f"{'pass' if result.passed else 'FAIL'}  {result.name}: {result.detail}")
+    passed = all(result.passed for result in results)
+    print(f"{bundle.env_id} on {backend.name}: {'every check passed' if passed else 'failed'}")
+    return 0 if passed else 1
 
 
 def _is_open(descriptor: int) -> bool:

@@ -27,10 +27,11 @@ LAYERS: tuple[tuple[str, str, str], ...] = (
     ("pipelines", "abstaingen.pipelines", "the Prefect-free composition of each product, and release verify"),
     ("evaluation", "abstaingen.evaluation", "models evaluated on a release through Inspect AI, and the reports"),
     ("exporters", "abstaingen.exporters", "a published release in another tool's layout"),
+    ("importers", "abstaingen.importers", "someone else's environment read into a bundle"),
     ("flows", "abstaingen.flows", "entry points: the command line, the Prefect flows, schedule, UI, console"),
 )
 LEVEL = {"abstaingen": 0, "prompts": 0, "sandboxes": 1, "validators": 2, "generators": 3, "pipelines": 4,
-         "evaluation": 5, "exporters": 6, "flows": 7}
+         "evaluation": 5, "exporters": 6, "importers": 6, "flows": 7}
 # `python -m abstaingen` runs this file as a script; no module imports it.
 ENTRY_SCRIPTS = ("abstaingen.__main__",)
 

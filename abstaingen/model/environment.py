@@ -136,6 +136,19 @@ class CapabilitySpec(Model):
         "the seed instructions of the same domain that share this spec's environment"))
 
 
+class EnvironmentSource(Model):
+    """Where an imported environment came from: what the manifest and each pair record of it."""
+
+    kind: str = Field(description="the importer that read it (`abstaingen env import KIND`): bundle, plain, tau2")
+    location: str = Field(description="the folder it was read from, as given")
+    name: str | None = Field(default=None, description="the environment or domain within the source, when it "
+                                                       "holds several (a tau2 domain)")
+    revision: str | None = Field(default=None, description="the source checkout's git revision, when it is one")
+    files_hash: str = Field(description="sha256 over the files read, each by its path in the source and its bytes")
+    licence: str | None = Field(default=None, description="the licence the source states (the first line of its "
+                                                          "LICENSE file), when it states one")
+
+
 class EnvironmentBundle(Model):
     """An executable sandbox: tools, a JSON state and the Python that implements the tools.
 
@@ -155,17 +168,20 @@ class EnvironmentBundle(Model):
     initial_state: dict[str, JsonValue] = Field(description="the state every episode starts from, before a task's "
                                                             "overlay: collection -> list of records")
     implementation: str = Field(description="Python source: one function per tool over the JSON state")
-    origin: Literal["builtin", "llm"] = Field(default="builtin", description="builtin: written by abstaingen; llm: "
-                                                                            "written by a model, run only sandboxed")
+    origin: Literal["builtin", "llm", "imported"] = Field(
+        default="builtin", description="builtin: written by abstaingen; llm: written by a model; imported: read from "
+                                       "someone else's environment (`source`); only builtin code runs unsandboxed")
     written_by: dict[str, str] = Field(default_factory=dict, description="llm bundles: the model (name, family) "
                                                                          "and the prompt's hash that wrote it")
+    source: EnvironmentSource | None = Field(default=None, description="imported bundles: where they were read from")
 
     @model_serializer(mode="wrap")
     def _leave_out_empty_written_by(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # builtin bundles serialize (and hash) exactly as before the field existed
+        # builtin bundles serialize (and hash) exactly as before these fields existed
         data = handler(self)
-        if not data.get("written_by"):
-            data.pop("written_by", None)
+        for optional in ("written_by", "source"):
+            if not data.get(optional):
+                data.pop(optional, None)
         return data
 
     @model_validator(mode="after")
@@ -177,6 +193,8 @@ class EnvironmentBundle(Model):
         for tool in self.tools:
             if tool.undone_by is not None and tool.undone_by not in names:
                 raise ValueError(f"environment {self.env_id}: {tool.name} is undone by unknown tool {tool.undone_by}")
+        if (self.origin == "imported") != (self.source is not None):
+            raise ValueError(f"environment {self.env_id}: an imported bundle names its source, and only it")
         return self
 
     @cached_property

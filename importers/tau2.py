@@ -1,0 +1,237 @@
+"""`tau2`: a domain of a tau2-bench checkout (sierra-research/tau2-bench), e.g. retail or airline.
+
+Read, never run, on the host: the domain's `src/tau2/domains/D/{tools,data_model,utils}.py`, its database
+(`data/tau2/domains/D/db.json` or `db.toml`), `policy.md` and `tasks.json`. The toolkit's `@is_tool` methods
+become the tools: their kind from the decorator (WRITE, or `mutates_state=True`: commit; READ, GENERIC, THINK:
+lookup), their argument schema from the signature's annotations and the docstring's `Args:`, and one example
+call each from the first reference action in the domain's tasks that calls it. The implementation is
+`tau2_runtime.py` with the domain's three files in it: it runs the domain's own code, in the sandbox only.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from abstaingen.errors import AbstaingenError
+from abstaingen.importers.base import ImportOptions, env_id_for, importer, require_file, source_of
+from abstaingen.model import EnvironmentBundle, JsonValue, ToolKind, ToolSpec
+
+RUNTIME = Path(__file__).with_name("tau2_runtime.py")
+_SCALARS = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
+
+
+def _schema(annotation: ast.expr | None) -> dict[str, JsonValue]:
+    """A JSON Schema for a parameter's annotation, as far as its text tells; {} (anything) for a model class."""
+    if annotation is None:
+        return {}
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):  # a string annotation
+        return _schema(ast.parse(annotation.value, mode="eval").body)
+    if isinstance(annotation, ast.Name):
+        if annotation.id in _SCALARS:
+            return {"type": _SCALARS[annotation.id]}
+        return {"type": "object"} if annotation.id in ("dict", "Dict") else {"type": "array"} if annotation.id in (
+            "list", "List") else {}
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):  # X | None
+        parts = [_schema(side) for side in (annotation.left, annotation.right)
+                 if not (isinstance(side, ast.Constant) and side.value is None)]
+        return parts[0] if len(parts) == 1 else {}
+    if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name):
+        outer, inner = annotation.value.id, annotation.slice
+        items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        if outer in ("List", "list", "Sequence"):
+            return {"type": "array", "items": _schema(items[0])}
+        if outer in ("Dict", "dict"):
+            return {"type": "object"}
+        if outer == "Optional":
+            return _schema(items[0])
+        if outer == "Union":
+            parts = [_schema(item) for item in items if not (isinstance(item, ast.Constant) and item.value is None)]
+            return parts[0] if len(parts) == 1 else {}
+        values = [item.value for item in items if isinstance(item, ast.Constant)]
+        if outer == "Literal" and len(values) == len(items) and all(isinstance(v, str | int | float) for v in values):
+            return {"enum": [v for v in values if isinstance(v, str | int | float)]}
+    return {}
+
+
+def _described(docstring: str) -> tuple[str, dict[str, str]]:
+    """The docstring's first paragraph, and each argument's text from its `Args:` section."""
+    paragraphs = re.split(r"\n\s*\n", docstring.strip())
+    summary = " ".join(paragraphs[0].split()) if paragraphs and not paragraphs[0].lstrip().startswith("Args:") else ""
+    args: dict[str, str] = {}
+    section = re.search(r"^\s*Args:\s*\n(.*?)(?=^\s*(?:Returns|Raises|Yields|Example)s?:|\Z)", docstring, re.S | re.M)
+    if section:
+        name = None
+        for line in section.group(1).splitlines():
+            if match := re.match(r"\s*(\w+)\s*(?:\([^)]*\))?:\s*(.*)", line):
+                name, args[match.group(1)] = match.group(1), match.group(2).strip()
+            elif name and line.strip():
+                args[name] += " " + line.strip()
+    return summary, args
+
+
+def _kind(decorator: ast.Call) -> ToolKind:
+    tool_type = next((arg for arg in decorator.args[:1]), None)
+    write = isinstance(tool_type, ast.Attribute) and tool_type.attr == "WRITE"
+    mutates = next((kw.value for kw in decorator.keywords if kw.arg == "mutates_state"), None)
+    if isinstance(mutates, ast.Constant) and mutates.value is not None:
+        write = bool(mutates.value)
+    return ToolKind.COMMIT if write else ToolKind.LOOKUP
+
+
+def read_toolkit(source: str, path: Path) -> tuple[str, list[ToolSpec]]:
+    """The toolkit class's name and its `@is_tool` methods as tools (without examples)."""
+    tree = ast.parse(source, filename=str(path))
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        tools = []
+        for method in node.body:
+            decorator = next((d for d in getattr(method, "decorator_list", []) if isinstance(d, ast.Call)
+                              and isinstance(d.func, ast.Name) and d.func.id == "is_tool"), None)
+            if decorator is None or not isinstance(method, ast.FunctionDef):
+                continue
+            summary, described = _described(ast.get_docstring(method) or "")
+            params = method.args.args[1:]  # after self
+            defaults = dict(zip([p.arg for p in params][len(params) - len(method.args.defaults):], method.args.defaults,
+                                strict=True))
+            properties: dict[str, JsonValue] = {}
+            for param in params:
+                schema = _schema(param.annotation)
+                if param.arg in described:
+                    schema["description"] = described[param.arg]
+                properties[param.arg] = schema
+            required: list[JsonValue] = [p.arg for p in params if p.arg not in defaults]
+            tools.append(ToolSpec(name=method.name, description=summary or method.name.replace("_", " "),
+                                  kind=_kind(decorator),
+                                  input_schema={"type": "object", "properties": properties, "required": required,
+                                                "additionalProperties": False}))
+        if tools:
+            return node.name, tools
+    raise AbstaingenError(f"{path}: no class with @is_tool methods (is this a tau2 domain's tools.py?)")
+
+
+def _database_class(source: str, path: Path) -> str:
+    tree = ast.parse(source, filename=str(path))
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and any(isinstance(base, ast.Name) and base.id == "DB" for base in node.bases):
+            return node.name
+    raise AbstaingenError(f"{path}: no class derived from DB (the domain's database model)")
+
+
+def _examples(tasks_path: Path, tools: list[ToolSpec]) -> dict[str, dict[str, JsonValue]]:
+    """Per tool, the arguments of the first reference action in the tasks that calls it with all it requires."""
+    if not tasks_path.is_file():
+        return {}
+    try:
+        tasks = json.loads(tasks_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise AbstaingenError(f"{tasks_path}: not readable JSON ({exc})") from None
+    tasks = tasks.get("tasks", []) if isinstance(tasks, dict) else tasks
+    by_name = {tool.name: tool for tool in tools}
+    found: dict[str, dict[str, JsonValue]] = {tool.name: {} for tool in tools if not tool.input_schema["required"]}
+    for task in tasks if isinstance(tasks, list) else []:
+        criteria = task.get("evaluation_criteria") or {} if isinstance(task, dict) else {}
+        if (task.get("initial_state") or {}).get("initialization_data"):
+            continue  # its actions run on a changed database
+        for action in criteria.get("actions") or []:
+            tool, args = by_name.get(action.get("name")), action.get("arguments")
+            if tool is None or tool.name in found or not isinstance(args, dict) or action.get("requestor",
+                                                                                                 "assistant") != "assistant":
+                continue
+            properties, required = tool.input_schema["properties"], tool.input_schema["required"]
+            if isinstance(properties, dict) and isinstance(required, list) and set(map(str, required)) <= set(args) \
+                    <= set(properties):
+                found[tool.name] = args
+    return found
+
+
+def _from_state(tools: list[ToolSpec], state: dict[str, JsonValue]) -> dict[str, dict[str, JsonValue]]:
+    """For a tool the tasks never call, arguments taken from the database: each required argument the value
+    of the field of that name in the first record that has it ("customer_id", "phone_number"); none when an
+    argument names no field."""
+    first: dict[str, JsonValue] = {}
+    for records in state.values():
+        for record in records if isinstance(records, list) else []:
+            if isinstance(record, dict):
+                for field, value in record.items():
+                    if isinstance(value, str | int | float) and not isinstance(value, bool):
+                        first.setdefault(field, value)
+    found = {}
+    for tool in tools:
+        required = tool.input_schema.get("required")
+        if isinstance(required, list) and required and all(str(name) in first for name in required):
+            found[tool.name] = {str(name): first[str(name)] for name in required}
+    return found
+
+
+def _state(database: object, path: Path) -> tuple[dict[str, JsonValue], dict[str, bool]]:
+    """The database as collections of records with an "id", and which collections were dicts keyed by id
+    (with whether their records had an "id" of their own)."""
+    if not isinstance(database, dict):
+        raise AbstaingenError(f"{path}: expected the database as an object of collections")
+    state: dict[str, JsonValue] = {}
+    keyed: dict[str, bool] = {}
+    for name, value in database.items():
+        if isinstance(value, dict) and value and all(isinstance(record, dict) for record in value.values()):
+            own = all("id" in record for record in value.values())
+            keyed[name] = own
+            state[name] = [record if own else {"id": key, **record} for key, record in value.items()]
+        else:
+            state[name] = value
+    return state, keyed
+
+
+def _implementation(domain: str, sources: dict[str, str], toolkit: str, database: str, keyed: dict[str, bool],
+                    tools: list[ToolSpec]) -> str:
+    module = f"tau2.domains.{domain}.tools"
+    handlers = "\n\n".join(
+        f"def {tool.name}(state, /, **args):\n    return call(state, {module!r}, {toolkit!r}, {database!r}, KEYED, "
+        f"{tool.name!r}, args)" for tool in tools)
+    return (f"{RUNTIME.read_text(encoding='utf-8')}\n\n# --- tau2-bench's {domain} domain, as read by `abstaingen env "
+            f"import tau2` -----------------\n\nKEYED = {keyed!r}\nSOURCES = {json.dumps(sources, indent=0)}\n"
+            f"install(SOURCES)\n\n\n{handlers}\n")
+
+
+@importer("tau2")
+def import_tau2(root: Path, options: ImportOptions) -> EnvironmentBundle:
+    domain = options.name
+    if not domain or not re.fullmatch(r"[a-z][a-z0-9_]*", domain):
+        known = sorted(p.name for p in (root / "src/tau2/domains").glob("*") if (p / "tools.py").is_file())
+        raise AbstaingenError(f"env import tau2: name the domain with --name (in {root}: {', '.join(known) or 'none'})")
+    code, data = root / "src/tau2/domains" / domain, root / "data/tau2/domains" / domain
+    files = {f"tau2.domains.{domain}.{part}": require_file(code / f"{part}.py", f"the {domain} domain's {part}.py")
+             for part in ("utils", "data_model", "tools")}
+    db_path = next((p for p in (data / "db.json", data / "db.toml") if p.is_file()), None)
+    if db_path is None:
+        raise AbstaingenError(f"{data}: no db.json or db.toml (the {domain} domain's database; a checkout without "
+                              "its large files lacks it)")
+    sources = {name: path.read_text(encoding="utf-8") for name, path in files.items()}
+    toolkit, tools = read_toolkit(sources[f"tau2.domains.{domain}.tools"], files[f"tau2.domains.{domain}.tools"])
+    database_class = _database_class(sources[f"tau2.domains.{domain}.data_model"],
+                                     files[f"tau2.domains.{domain}.data_model"])
+    try:
+        raw: Any = (json.loads(db_path.read_text(encoding="utf-8")) if db_path.suffix == ".json"
+                    else tomllib.loads(db_path.read_text(encoding="utf-8")))
+    except (UnicodeDecodeError, json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise AbstaingenError(f"{db_path}: not a readable database ({exc})") from None
+    state, keyed = _state(raw, db_path)
+    tasks_path, policy_path = data / "tasks.json", data / "policy.md"
+    examples = _examples(tasks_path, tools)
+    examples = {**_from_state([tool for tool in tools if tool.name not in examples], state), **examples}
+    tools = [tool.model_copy(update={"examples": [examples[tool.name]] if tool.name in examples else []})
+             for tool in tools]
+    read = [*files.values(), db_path, *(p for p in (tasks_path, policy_path) if p.is_file())]
+    source = source_of("tau2", root, read, options)
+    policy = policy_path.read_text(encoding="utf-8") if policy_path.is_file() else ""
+    opening = next((" ".join(p.split()) for p in re.split(r"\n\s*\n", policy) if p.strip() and not p.startswith("#")),
+                   "")
+    return EnvironmentBundle(
+        env_id=env_id_for(domain, source), domain=domain, tools=tools, initial_state=state,
+        description=f"tau2-bench's {domain} domain ({toolkit}). {opening}".strip(),
+        implementation=_implementation(domain, sources, toolkit, database_class, keyed, tools),
+        origin="imported", source=source)

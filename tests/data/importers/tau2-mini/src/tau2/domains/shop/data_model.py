@@ -1,0 +1,35 @@
+from typing import Dict, List, Literal, Optional
+
+from pydantic import BaseModel, Field
+
+from tau2.domains.shop.utils import SHOP_DB_PATH
+from tau2.environment.db import DB
+
+
+class Address(BaseModel):
+    street: str
+    city: str
+    state: str
+
+
+class Customer(BaseModel):
+    customer_id: str
+    name: str
+    address: Address
+    orders: List[str] = Field(default_factory=list)
+
+
+class Order(BaseModel):
+    order_id: str
+    customer_id: str
+    status: Literal["pending", "shipped", "cancelled"]
+    total: float
+    note: Optional[str] = None
+
+
+class ShopDB(DB):
+    customers: Dict[str, Customer] = Field(description="customers by id")
+    orders: Dict[str, Order] = Field(description="orders by id")
+
+    def default_path(self) -> str:
+        return str(SHOP_DB_PATH)

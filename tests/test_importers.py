@@ -1,0 +1,165 @@
+"""Someone else's environment read into a bundle (importers/): each layout from a small environment written
+for these tests in that layout, never a copy of the original projects' files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from builtin_fixtures import builtin_bundle
+
+from abstaingen.errors import AbstaingenError
+from abstaingen.importers import ImportOptions, get_importer, importer_kinds
+from abstaingen.model import EnvironmentBundle, ToolKind
+from abstaingen.sandboxes.trust import untrusted
+from abstaingen.store import read_bundle, write_bundle
+from abstaingen.validators.code_gate import check_code
+
+DATA = Path(__file__).parent / "data" / "importers"
+TAU2, PLAIN = DATA / "tau2-mini", DATA / "plain-mini"
+
+
+def tau2(root: Path = TAU2, name: str | None = "shop") -> EnvironmentBundle:
+    return get_importer("tau2")(root, ImportOptions(name=name))
+
+
+def test_the_importers_are_registered_by_kind() -> None:
+    assert importer_kinds() == ["bundle", "plain", "tau2"]
+    with pytest.raises(AbstaingenError, match=r"unknown environment importer 'agentabstain' \(known: bundle, plain, tau2\)"):
+        get_importer("agentabstain")
+
+
+def test_a_tau2_domain_becomes_tools_with_kinds_schemas_and_examples() -> None:
+    bundle = tau2()
+    tools = {tool.name: tool for tool in bundle.tools}
+    assert list(tools) == ["get_order", "list_orders", "cancel_order", "change_address", "add"]  # not `not_a_tool`
+    assert {name: tool.kind for name, tool in tools.items()} == {
+        "get_order": ToolKind.LOOKUP, "list_orders": ToolKind.LOOKUP, "cancel_order": ToolKind.COMMIT,
+        "change_address": ToolKind.COMMIT, "add": ToolKind.LOOKUP}
+    listed = tools["list_orders"].input_schema
+    assert listed["properties"] == {"customer_id": {"type": "string", "description": "The customer's id."},
+                                    "statuses": {"type": "array", "items": {"type": "string"},
+                                                 "description": "Only orders in these statuses."}}
+    assert listed["required"] == ["customer_id"]
+    assert tools["get_order"].description == "Get an order."
+    assert tools["add"].input_schema["properties"]["a"]["type"] == "number"
+    # the first reference action that calls the tool with what it takes, on the domain's own database: task 0
+    # changes the database first, and get_order's first action passes an argument it does not take
+    assert tools["cancel_order"].examples == [{"order_id": "O1", "reason": "changed my mind"}]
+    assert tools["get_order"].examples == [{"order_id": "O3"}]
+
+
+def test_a_tool_no_task_calls_gets_its_example_from_the_database(tmp_path: Path) -> None:
+    root = tmp_path / "checkout"
+    shutil.copytree(TAU2, root)
+    (root / "data/tau2/domains/shop/tasks.json").unlink()
+    tools = {tool.name: tool.examples for tool in tau2(root).tools}
+    # each required argument that names a field: that field's value in the first record holding it
+    assert tools == {"get_order": [{"order_id": "O1"}], "list_orders": [{"customer_id": "C1"}], "cancel_order": [],
+                     "change_address": [], "add": []}
+
+
+def test_a_tau2_database_keyed_by_id_becomes_records_with_an_id() -> None:
+    bundle = tau2()
+    orders = bundle.initial_state["orders"]
+    assert isinstance(orders, list)
+    assert [order["id"] for order in orders if isinstance(order, dict)] == ["O1", "O2", "O3"]
+    assert orders[0] == {"id": "O1", "order_id": "O1", "customer_id": "C1", "status": "pending", "total": 40.5}
+    assert "KEYED = {'customers': False, 'orders': False}" in bundle.implementation  # the ids go back out in the sandbox
+
+
+def test_an_imported_bundle_says_where_it_came_from_and_is_untrusted(tmp_path: Path) -> None:
+    bundle = tau2()
+    assert bundle.origin == "imported" and bundle.source is not None
+    assert (bundle.source.kind, bundle.source.name, bundle.source.licence) == (
+        "tau2", "shop", "Test Licence 1.0 (written for abstaingen's tests)")
+    assert bundle.env_id == f"shop-imported-{bundle.source.files_hash[:10]}"
+    assert untrusted([bundle]) == [bundle.env_id]
+    write_bundle(bundle, tmp_path / "shop")
+    assert read_bundle(tmp_path / "shop").source == bundle.source
+    # another byte in a file read is another source
+    copy = tmp_path / "copy"
+    shutil.copytree(TAU2, copy)
+    (copy / "data/tau2/domains/shop/policy.md").write_text("# Shop\n\nAnother policy.\n")
+    assert tau2(copy).source.files_hash != bundle.source.files_hash  # type: ignore[union-attr]
+
+
+def test_the_code_gate_leaves_imported_code_to_the_sandbox_and_still_gates_model_code() -> None:
+    imported = tau2()
+    assert check_code(imported).passed  # imports, classes, exec: someone else's Python
+    written = imported.model_copy(update={"origin": "llm", "source": None})
+    assert not check_code(written).passed
+
+
+def test_an_imported_bundle_names_its_source_and_only_it_does() -> None:
+    bundle = tau2()
+    with pytest.raises(ValueError, match="names its source"):
+        EnvironmentBundle.model_validate({**bundle.model_dump(), "source": None})
+    with pytest.raises(ValueError, match="names its source"):
+        EnvironmentBundle.model_validate({**bundle.model_dump(), "origin": "llm"})
+    assert "source" not in builtin_bundle("travel").model_dump()  # builtin bundles hash as before
+
+
+def test_a_plain_environment_is_read_as_described() -> None:
+    bundle = get_importer("plain")(PLAIN, ImportOptions(licence="CC0-1.0"))
+    assert (bundle.domain, bundle.origin, bundle.source.licence if bundle.source else None) == (
+        "library", "imported", "CC0-1.0")
+    assert [tool.name for tool in bundle.tools] == ["get_loan", "renew_loan", "unrenew_loan"]
+    assert bundle.tool("renew_loan").undone_by == "unrenew_loan"
+    assert bundle.initial_state["loans"][0]["id"] == "L1"  # type: ignore[index]
+
+
+def test_our_own_bundle_format_comes_in_as_imported_whatever_it_says(tmp_path: Path) -> None:
+    builtin = builtin_bundle("travel")
+    write_bundle(builtin, tmp_path / "travel")
+    bundle = get_importer("bundle")(tmp_path / "travel", ImportOptions())
+    assert (bundle.origin, bundle.tools, bundle.implementation) == ("imported", builtin.tools, builtin.implementation)
+    assert bundle.source is not None and bundle.source.kind == "bundle"
+    assert untrusted([builtin]) == [] and untrusted([bundle]) == [bundle.env_id]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda root: (root / "tools.json").write_text("{}"), r"tools\.json: expected a non-empty JSON list of tools"),
+    (lambda root: (root / "tools.json").write_text("[{\"name\": \"x\"}]"), r"tools\.json: tool 1: description: Field required"),
+    (lambda root: (root / "state.json").write_text("{\"loans\": {}}"), r"state\.json: expected a JSON object of collections"),
+    (lambda root: (root / "handlers.py").unlink(), r"handlers\.py: no such file"),
+    (lambda root: (root / "state.json").write_text("{"), r"state\.json: not readable JSON"),
+])
+def test_a_bad_plain_environment_is_one_line(tmp_path: Path, change, message: str) -> None:
+    root = tmp_path / "plain"
+    shutil.copytree(PLAIN, root)
+    change(root)
+    with pytest.raises(AbstaingenError, match=message) as caught:
+        get_importer("plain")(root, ImportOptions())
+    assert "\n" not in str(caught.value)
+
+
+def test_a_tau2_import_names_what_is_missing(tmp_path: Path) -> None:
+    with pytest.raises(AbstaingenError, match=r"name the domain with --name \(in .*: shop\)"):
+        tau2(name=None)
+    root = tmp_path / "checkout"
+    shutil.copytree(TAU2, root)
+    (root / "src/tau2/domains/shop/tools.py").write_text("def helper():\n    return 1\n")
+    with pytest.raises(AbstaingenError, match=r"no class with @is_tool methods"):
+        tau2(root, "shop")
+    (root / "data/tau2/domains/shop/db.json").unlink()
+    with pytest.raises(AbstaingenError, match="no db.json or db.toml"):
+        tau2(root)
+
+
+def test_env_import_writes_a_bundle_folder_and_says_what_is_missing(tmp_path: Path, capsys) -> None:
+    from abstaingen.flows.cli import main
+
+    root = tmp_path / "checkout"
+    shutil.copytree(TAU2, root)
+    tasks = root / "data/tau2/domains/shop/tasks.json"
+    tasks.write_text(json.dumps([task for task in json.loads(tasks.read_text()) if task["id"] == "0"]))
+    assert main(["env", "import", "tau2", str(root), str(tmp_path / "out"), "--name", "shop"]) == 0
+    said = capsys.readouterr().out
+    assert "5 tools (2 commit), 2 collections (5 records)" in said
+    assert "3 tools have no example call, which the environment checks need: cancel_order, change_address, add" in said and "next: abstaingen env check" in said
+    assert read_bundle(tmp_path / "out").origin == "imported"
+    assert main(["env", "import", "tau2", str(root), str(tmp_path / "out"), "--name", "shop"]) == 2
+    assert "already holds a bundle" in capsys.readouterr().err

@@ -1,0 +1,65 @@
+"""Imported environments in the isolating sandboxes: the environment checks pass on the small environments
+written for the tests, and a tau2 domain's own code reads and writes abstaingen's state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from sandbox_backends import ISOLATED
+
+from abstaingen.importers import ImportOptions, get_importer
+from abstaingen.model import TaskOverlay
+from abstaingen.sandboxes.backends import get_backend
+from abstaingen.sandboxes.session import SandboxSession, run_episodes
+from abstaingen.store import write_bundle
+from abstaingen.validators.validate import check_candidate_environment
+
+pytestmark = pytest.mark.component
+
+DATA = Path(__file__).parent / "data" / "importers"
+SOURCES = {"tau2": (DATA / "tau2-mini", "shop"), "plain": (DATA / "plain-mini", None)}
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+@pytest.mark.parametrize("kind", list(SOURCES))
+def test_an_imported_environment_passes_the_environment_checks(kind: str, backend: str) -> None:
+    root, name = SOURCES[kind]
+    bundle = get_importer(kind)(root, ImportOptions(name=name))
+    checks = anyio.run(check_candidate_environment, bundle, get_backend(backend))
+    assert [(c.name, c.passed) for c in checks if not c.passed] == [], [c.detail for c in checks]
+    assert {c.name for c in checks} >= {"sandbox_policy", "code_gate", "env_callable", "env_read_only",
+                                        "env_commit_changes", "env_deterministic", "env_reversibility"}
+
+
+def test_imported_code_does_not_run_unsandboxed() -> None:
+    root, name = SOURCES["tau2"]
+    bundle = get_importer("tau2")(root, ImportOptions(name=name))
+    checks = anyio.run(check_candidate_environment, bundle, get_backend("local"))
+    assert [(c.name, c.passed) for c in checks] == [("sandbox_policy", False), ("code_gate", True)]
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+def test_a_tau2_domains_code_reads_and_writes_the_state_in_abstaingens_form(tmp_path: Path, backend: str) -> None:
+    root, name = SOURCES["tau2"]
+    bundle = get_importer("tau2")(root, ImportOptions(name=name))
+    write_bundle(bundle, tmp_path / "shop")
+
+    async def episode():
+        async with SandboxSession(tmp_path / "shop", get_backend(backend)) as session:
+            async def calls():
+                return [await session.call("list_orders", {"customer_id": "C1", "statuses": ["pending"]}),
+                        await session.call("change_address", {"customer_id": "C2", "street": "3 Ash Ct",
+                                                              "city": "Reno", "state": "NV"}),
+                        await session.call("cancel_order", {"order_id": "O2", "reason": "late"})]
+            return await run_episodes(session, bundle.env_id, [(TaskOverlay(), calls)])
+
+    [(trace, (listed, changed, refused))] = anyio.run(episode)
+    assert listed.ok and [order["order_id"] for order in listed.result] == ["O1"]  # type: ignore[index,union-attr]
+    assert changed.ok and changed.result == "address changed"  # a tool argument named `state` reaches the tool
+    assert not refused.ok and "Only a pending order can be cancelled" in str(refused.error)
+    customers = trace.final_state["customers"]  # type: ignore[index]
+    assert customers[1] == {"id": "C2", "customer_id": "C2", "name": "Ben Ruiz", "orders": ["O3"],
+                            "address": {"street": "3 Ash Ct", "city": "Reno", "state": "NV"}}
+    assert trace.final_state["orders"] == bundle.initial_state["orders"]  # a failed call leaves nothing behind
