@@ -173,6 +173,9 @@ class GenerationConfig(Model):
     seeds_file: Path | None = Field(default=None, description="relative to the config file's folder")
     environment_per_seed: bool = Field(default=False, description=(
         "each seed instruction gets an environment of its own; by default the seeds of one domain share one"))
+    environments: tuple[Path, ...] = Field(default=(), description=(
+        "bundle folders written by `abstaingen env import`, relative to the config file's folder: the run "
+        "generates in these environments only, with no capability or environment stage and no seeds"))
 
     @field_validator("domains")
     @classmethod
@@ -386,7 +389,11 @@ class GenerateConfig(Model):
             if self.backend_for(after) == "builtin" and self.backend_for(before) == "llm":
                 raise ValueError(f"backends: a builtin {after} stage cannot follow an llm {before} stage (builtin "
                                  "stages work on builtin environments and tasks)")
-        if self.backend_for("capability") == "builtin" or self.backend_for("environment") == "builtin":
+        if self.generation.environments and "builtin" in (self.backend_for("task"), self.backend_for("perturbation")):
+            raise ValueError("generation.environments: tasks in an imported environment are written by the llm "
+                             "backend (backends.task and backends.perturbation = \"llm\")")
+        if not self.generation.environments and (self.backend_for("capability") == "builtin"
+                                                 or self.backend_for("environment") == "builtin"):
             for domain in self.generation.domains:
                 try:
                     builtin_domain(domain)
@@ -451,20 +458,25 @@ class GenerateConfig(Model):
             return self
         return self.model_copy(update={"dataset": self.dataset.model_copy(update={"seed": secrets.randbelow(2**31)})})
 
-    def fingerprint(self, seeds: Sequence[SeedInstruction] = ()) -> str:
-        """sha256 of what determines the generated content: this config and the seeds' content.
+    def fingerprint(self, seeds: Sequence[SeedInstruction] = (), environments: Sequence[str] = ()) -> str:
+        """sha256 of what determines the generated content: this config, the seeds' content and the imported
+        environments' (their bundles' content hashes).
 
-        Where files live (output_dir, the seeds file's path) is left out, so the same config
-        fingerprints the same on every machine; pass the seeds in use to account for their content.
+        Where files live (output_dir, the seeds file's path, the environments' folders) is left out, so the same
+        config fingerprints the same on every machine; pass the seeds and environments in use to account for
+        their content.
         """
         # A setting added after releases were fingerprinted counts only once it is set, so that the same
         # config and seeds keep the fingerprint they had.
         added = set() if self.generation.environment_per_seed else {"environment_per_seed"}
         settings = self.model_dump(
-            mode="json", exclude={"dataset": {"output_dir"}, "generation": {"seeds_file", *added},
+            mode="json", exclude={"dataset": {"output_dir"}, "generation": {"seeds_file", "environments", *added},
                                   "decontamination": {"files"}, "ood": True}
         )
-        return content_hash({"config": settings, "seeds": [s.model_dump(mode="json") for s in seeds]})
+        made_from: dict[str, Any] = {"config": settings, "seeds": [s.model_dump(mode="json") for s in seeds]}
+        if environments:  # the imported environments' content hashes (where their folders lie is left out)
+            made_from["environments"] = sorted(environments)
+        return content_hash(made_from)
 
     def ood_fingerprint(self) -> str:
         """sha256 of what determines an OOD release: the [ood] section, the seed and the models."""
@@ -508,6 +520,9 @@ def load_config(path: Path | None) -> GenerateConfig:
     if seeds_file is not None and not seeds_file.is_absolute():
         generation = config.generation.model_copy(update={"seeds_file": path.parent / seeds_file})
         config = config.model_copy(update={"generation": generation})
+    if config.generation.environments:
+        folders = tuple(f if f.is_absolute() else path.parent / f for f in config.generation.environments)
+        config = config.model_copy(update={"generation": config.generation.model_copy(update={"environments": folders})})
     if config.decontamination.files:
         files = tuple(f if f.is_absolute() else path.parent / f for f in config.decontamination.files)
         config = config.model_copy(update={"decontamination": config.decontamination.model_copy(update={"files": files})})

@@ -330,7 +330,7 @@ class FlowStages(StageRunner):
 
 async def _generate_release(plan: RunPlan, probe: ApiProbe) -> GenerationResult:
     logger = get_run_logger()
-    config, seeds = plan.config, plan.seeds
+    config = plan.config
     if config.orchestration.kind == "dask" and not on_dask():
         logger.warning("[orchestration] kind = \"dask\" takes effect in runs started by `abstaingen generate`; "
                        "this run validates on its own event loop")
@@ -339,7 +339,7 @@ async def _generate_release(plan: RunPlan, probe: ApiProbe) -> GenerationResult:
     # read under the dataset's lock: what the run must not repeat, and what it is checked against
     earlier = earlier_releases(dataset_dir)
     references = load_references(config.decontamination)
-    checkpoints = Checkpoints.for_run(dataset_dir, config.fingerprint(seeds), code_version())
+    checkpoints = Checkpoints.for_run(dataset_dir, plan.fingerprint(), code_version())
     if resumed := checkpoints.saved("validate"):
         logger.info("resuming an interrupted run of this plan: %d environments were already validated", resumed)
     keys = ArtifactKeys(dataset=config.dataset.name, names=PAIRS_ARTIFACTS)

@@ -41,8 +41,9 @@ from abstaingen.model.release import GENERATION_STAGES, CostLine, GenerationRepo
 from abstaingen.model.score import AgentAbstainView, AgentMetrics, LeakageScore, ShortcutScore
 from abstaingen.progress import report
 from abstaingen.sandboxes.backends import SandboxBackend, SandboxLimits, get_backend, select_backend
+from abstaingen.sandboxes.trust import untrusted
 from abstaingen.scoring import agentabstain_view, aggregate
-from abstaingen.store import require_writable_dir
+from abstaingen.store import read_bundle, require_writable_dir
 from abstaingen.validators.baselines import BASELINES
 from abstaingen.validators.decontaminate import ReferenceIndex
 from abstaingen.validators.dedup import EarlierReleases, remove_near_duplicates, target_key
@@ -417,26 +418,52 @@ class RunPlan(Model):
 
     config: GenerateConfig = Field(description="with its seed drawn and its sandbox backend chosen")
     seeds: list[SeedInstruction] = Field(description="the seed instructions in scope")
+    environments: list[EnvironmentBundle] = Field(default_factory=list, description=(
+        "the imported environments the run generates in (`generation.environments`), read and checked; with "
+        "them there are no seeds"))
+
+    def fingerprint(self) -> str:
+        """The config's fingerprint for these seeds and environments."""
+        return self.config.fingerprint(self.seeds, [bundle.content_hash for bundle in self.environments])
+
+
+def imported_environments(config: GenerateConfig) -> list[EnvironmentBundle]:
+    """The bundles `generation.environments` names: each must be one `abstaingen env import` wrote."""
+    bundles = []
+    for folder in config.generation.environments:
+        bundle = read_bundle(folder)
+        if bundle.origin != "imported":
+            raise AbstaingenError(f"generation.environments: {folder} is not an imported environment (origin "
+                                  f"{bundle.origin}); bring it in with `abstaingen env import bundle {folder} OUT_DIR`")
+        bundles.append(bundle)
+    repeated = sorted({b.env_id for b in bundles if sum(o.env_id == b.env_id for o in bundles) > 1})
+    if repeated:
+        raise AbstaingenError(f"generation.environments: {repeated[0]} is listed more than once")
+    return bundles
 
 
 def plan_run(config: GenerateConfig, seeds_file: Path | None) -> RunPlan:
     """Pre-flight checks: everything a run can be refused for before it spends anything. Raises
     AbstaingenError, with one line, for input the user has to fix."""
     config = config.with_seed()  # before the generators open: the seed is part of every model call's cache key
+    environments = imported_environments(config)
     path = seeds_file or config.generation.seeds_file
     seeds = load_seeds(path, config.backend_for("capability") == "builtin") if path is not None else []
-    in_scope = seeds_in_scope(config, seeds)
-    if not in_scope:
+    in_scope = [] if environments else seeds_in_scope(config, seeds)
+    if not in_scope and not environments:
         raise AbstaingenError("no seed instruction belongs to the configured domains "
                               f"({', '.join(config.generation.domains)})")
     # `auto` becomes a backend here, once: a missing Docker image is one line, not a traceback from
     # inside every validation task
-    chosen = select_backend(config.sandbox.backend).name
-    config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": chosen})})
+    backend = select_backend(config.sandbox.backend)
+    if untrusted(environments) and not backend.isolated and not config.sandbox.allow_unsandboxed:
+        raise AbstaingenError(f"generation.environments: imported code runs only in an isolating sandbox (docker or "
+                              f"bwrap), not on {backend.name}")
+    config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": backend.name})})
     for name in {config.backend_for(stage) for stage in GENERATION_STAGES}:
         make_generator(name, config)  # a backend the config cannot work with is one line here, not a failed task
     require_writable_dir(config.dataset.output_dir / config.dataset.name)
-    return RunPlan(config=config, seeds=in_scope)
+    return RunPlan(config=config, seeds=in_scope, environments=environments)
 
 
 def sandbox_for(sandbox: SandboxConfig) -> SandboxBackend:
@@ -547,26 +574,36 @@ async def run_pairs(plan: RunPlan, code_version: str, runner: StageRunner | None
     config, seeds = plan.config, plan.seeds
     seed = config.dataset.seed
     assert seed is not None
-    provenance = Provenance(backend={stage: config.backend_for(stage) for stage in GENERATION_STAGES}, seed=seed,
+    provenance = Provenance(backend={stage: "imported" if plan.environments and stage in ("capability", "environment")
+                                     else config.backend_for(stage) for stage in GENERATION_STAGES}, seed=seed,
                             code_version=code_version)
     backend = provenance.backend
-    async with generators_for_run(config, GENERATION_STAGES) as generators:
+    stages = tuple(s for s in GENERATION_STAGES if not plan.environments or s not in ("capability", "environment"))
+    async with generators_for_run(config, stages) as generators:
         report("capability", 0, len(seeds))
-        capability = await runner.extract(seeds, backend["capability"])
+        capability = await runner.extract(seeds, backend["capability"]) if not plan.environments else CapabilityBatch(
+            specs=[], funnel=FunnelStage.counted(stage="capability", received=0, rejected={}))
         specs = capability.specs if config.generation.environment_per_seed else one_per_domain(capability.specs)
         report("capability", len(seeds), len(seeds), note=f"{len(specs)} capability specs")
-        runner.log(f"{len(seeds)} seed instructions -> {len(specs)} capability specs")
-        environments = await runner.track("environment", [
-            runner.synthesize(spec, seed, backend["environment"], after=capability) for spec in specs],
-            [spec.domain for spec in specs])
+        if plan.environments:  # imported: no capability or environment stage
+            runner.log(f"{len(plan.environments)} imported environments: "
+                       f"{', '.join(b.env_id for b in plan.environments)}")
+            environments = [EnvironmentBatch(bundles=plan.environments, funnel=FunnelStage.counted(
+                stage="environment", received=len(plan.environments), rejected={}))]
+        else:
+            runner.log(f"{len(seeds)} seed instructions -> {len(specs)} capability specs")
+            environments = await runner.track("environment", [
+                runner.synthesize(spec, seed, backend["environment"], after=capability) for spec in specs],
+                [spec.domain for spec in specs])
         made = [(bundle, batch) for batch in environments for bundle in batch.bundles]
         bundles = [bundle for bundle, _ in made]
         variants = config.generation.variants_per_scenario
         positives = await runner.track("task", [
             runner.write_tasks(bundle, variants, seed, backend["task"], after=batch) for bundle, batch in made],
             [b.domain for b in bundles])
-        perturbed = await runner.track("perturbation", [
-            runner.perturb(bundle, batch, provenance, seed, backend["perturbation"])
+        perturbed = await runner.track("perturbation", [  # a pair in an imported environment names its source
+            runner.perturb(bundle, batch, provenance.model_copy(update={"environment": bundle.source}), seed,
+                           backend["perturbation"])
             for bundle, batch in zip(bundles, positives)], [b.domain for b in bundles])
         candidates = [batch.pairs for batch in perturbed]
         report("dedup", 0, sum(len(c) for c in candidates))
@@ -597,7 +634,8 @@ async def run_pairs(plan: RunPlan, code_version: str, runner: StageRunner | None
     spent = budget_warning(funnel, config)
     # a run whose budget ran out publishes what it finished (the budget is the user's explicit choice)
     assembly = runner.assemble(accepted, bundles, rejected, config.sandbox.allow_infrastructure_loss,
-                               sorted({spec.domain for spec in specs}), [s.value for s in Scenario],
+                               sorted({bundle.domain for bundle in plan.environments} or {spec.domain for spec in specs}),
+                               [s.value for s in Scenario],
                                config.dataset.allow_incomplete or bool(spent),
                                after=[*batches, *([judged] if judged else [])])
     runner.log(f"{sum(len(c) for c in candidates)} candidate pairs, {kept} after dedup, {len(assembly.pairs)} validated")
@@ -608,8 +646,8 @@ async def run_pairs(plan: RunPlan, code_version: str, runner: StageRunner | None
 
 def release_of(run: PairsRun, canary: str, created_at: str) -> tuple[Release, list[TaskPair]]:
     """The manifest (before the store numbers its version and lists its files) and the pairs as published."""
-    config, seeds = run.plan.config, run.plan.seeds
-    fingerprint = config.fingerprint(seeds)
+    config = run.plan.config
+    fingerprint = run.plan.fingerprint()
     pairs = stamped(run.assembly.pairs, canary, created_at, fingerprint)
     judged, cost = run.judged, run.cost
     spent = sum(line.cost_usd for line in cost)
@@ -627,5 +665,6 @@ def release_of(run: PairsRun, canary: str, created_at: str) -> tuple[Release, li
         models={**{k: v for r in run.reports for k, v in r.models.items()}, **(judged.models if judged else {})},
         prompts={**{k: v for r in run.reports for k, v in r.prompts.items()}, **(judge_prompts() if judged else {})},
         judge=judged.report if judged else JudgeReport(judged=False),
+        imported_environments={b.env_id: b.source for b in run.bundles if b.source is not None},
     )
     return manifest, pairs

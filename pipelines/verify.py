@@ -15,7 +15,7 @@ from abstaingen.model import Release, TaskPair
 from abstaingen.model.release import OodRelease
 from abstaingen.model.score import PairScore
 from abstaingen.ood_scoring import baseline_scores
-from abstaingen.pipelines.pairs import seeds_in_scope
+from abstaingen.pipelines.pairs import imported_environments, seeds_in_scope
 from abstaingen.scoring import agentabstain_view, aggregate
 from abstaingen.store import (
     ENVIRONMENT_FILE,
@@ -183,16 +183,18 @@ def _sandbox_problems(manifest: Release, pairs: Sequence[TaskPair]) -> list[str]
 
 def _fingerprint_problems(manifest: Release, config: GenerateConfig, seeds: Sequence[SeedInstruction]) -> list[str]:
     """config_fingerprint recomputed as the generate flow computes it: over the seeds in scope (the builtin
-    default seeds when none are given) and the config with `auto` replaced by the backend it picked."""
-    in_scope = seeds_in_scope(config, seeds)
+    default seeds when none are given), or the imported environments it names, and the config with `auto`
+    replaced by the backend it picked."""
+    environments = [bundle.content_hash for bundle in imported_environments(config)]
+    in_scope = [] if environments else seeds_in_scope(config, seeds)
     if config.dataset.seed is None:  # the run drew one; the manifest says which
         config = config.model_copy(update={"dataset": config.dataset.model_copy(update={"seed": manifest.seed})})
     names = ["docker", "bwrap", "local"] if config.sandbox.backend == "auto" else [config.sandbox.backend]
     for name in names:
         resolved = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": name})})
-        if resolved.fingerprint(in_scope) == manifest.config_fingerprint:
+        if resolved.fingerprint(in_scope, environments) == manifest.config_fingerprint:
             return []
     computed = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"backend": names[0]})})
     return [f"{MANIFEST_FILE}: config_fingerprint {shown(manifest.config_fingerprint, 70)} does not match the config "
-            f"and seeds given ({computed.fingerprint(in_scope)!r}"
+            f"and seeds given ({computed.fingerprint(in_scope, environments)!r}"
             f"{' with backend ' + names[0] if len(names) > 1 else ''})"]

@@ -163,3 +163,18 @@ def test_env_import_writes_a_bundle_folder_and_says_what_is_missing(tmp_path: Pa
     assert read_bundle(tmp_path / "out").origin == "imported"
     assert main(["env", "import", "tau2", str(root), str(tmp_path / "out"), "--name", "shop"]) == 2
     assert "already holds a bundle" in capsys.readouterr().err
+
+
+def test_a_config_may_name_only_environments_abstaingen_env_import_wrote(tmp_path: Path) -> None:
+    from abstaingen.config import load_config
+    from abstaingen.pipelines.pairs import plan_run
+
+    write_bundle(builtin_bundle("travel"), tmp_path / "theirs")
+    config = tmp_path / "c.toml"
+    config.write_text('[generation]\nenvironments = ["theirs"]\n[backends]\ndefault = "llm"\n')
+    with pytest.raises(AbstaingenError, match=r"theirs is not an imported environment \(origin builtin\); bring it in"):
+        plan_run(load_config(config), None)
+    config.write_text('[generation]\nenvironments = ["theirs"]\n')
+    with pytest.raises(AbstaingenError, match=r"generation.environments: tasks in an imported environment are written "
+                                              r"by the llm backend"):
+        load_config(config)

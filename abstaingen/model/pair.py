@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from abstaingen.model.common import JsonValue, Model
 from abstaingen.model.dag import ExecutionDag
+from abstaingen.model.environment import EnvironmentSource
 from abstaingen.model.perturbation import Perturbation
 from abstaingen.model.score import PairScore
 from abstaingen.model.task import RecordRef, TaskVariant
@@ -79,6 +80,15 @@ class Provenance(Model):
     created_at: str | None = Field(default=None, description="when the run assembled the release (UTC, ISO 8601)")
     config_fingerprint: str | None = Field(default=None, description="sha256 of the config and seed instructions "
                                                                      "that made the release")
+    environment: EnvironmentSource | None = Field(default=None, description="a pair in an imported environment: "
+                                                                            "where that environment came from")
+
+    @model_serializer(mode="wrap")
+    def _leave_out_no_environment(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)  # a pair in an environment of ours serializes (and hashes) as before the field existed
+        if data.get("environment") is None:
+            data.pop("environment", None)
+        return data
 
 
 class TaskPair(Model):

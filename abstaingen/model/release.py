@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from abstaingen.model.common import Model
+from abstaingen.model.environment import EnvironmentSource
 from abstaingen.model.ood import OodLeakage, OodScore
 from abstaingen.model.score import AgentAbstainView, AgentMetrics, LeakageScore, ShortcutScore
 
@@ -167,6 +168,16 @@ class Release(Manifest):
     shortcuts: list[ShortcutScore] = Field(
         default_factory=list, description="per scenario, the best single-feature separation of act from abstain"
     )
+    imported_environments: dict[str, EnvironmentSource] = Field(
+        default_factory=dict, description="env_id -> where it came from, for the environments read by `abstaingen env "
+                                          "import` (`generation.environments`)")
+
+    @model_serializer(mode="wrap")
+    def _leave_out_no_imports(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)  # a release in environments of ours reads as before the field existed
+        if not data.get("imported_environments"):
+            data.pop("imported_environments", None)
+        return data
 
 
 class OodRelease(Manifest):
