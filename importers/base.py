@@ -60,7 +60,7 @@ def stated_licence(root: Path, given: str | None) -> str | None:
 
 
 def source_of(kind: str, root: Path, read: Iterable[Path], options: ImportOptions) -> EnvironmentSource:
-    return EnvironmentSource(kind=kind, location=str(root), name=options.name, revision=git_revision(root),
+    return EnvironmentSource(kind=kind, location=root.resolve().name, name=options.name, revision=git_revision(root),
                              files_hash=files_hash(root, read), licence=stated_licence(root, options.licence))
 
 

@@ -76,6 +76,7 @@ def test_an_imported_bundle_says_where_it_came_from_and_is_untrusted(tmp_path: P
     assert (bundle.source.kind, bundle.source.name, bundle.source.licence) == (
         "tau2", "shop", "Test Licence 1.0 (written for abstaingen's tests)")
     assert bundle.env_id == f"shop-imported-{bundle.source.files_hash[:10]}"
+    assert bundle.source.location == "tau2-mini"  # the folder's name: a release does not publish the importer's paths
     assert untrusted([bundle]) == [bundle.env_id]
     write_bundle(bundle, tmp_path / "shop")
     assert read_bundle(tmp_path / "shop").source == bundle.source

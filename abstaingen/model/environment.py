@@ -140,7 +140,8 @@ class EnvironmentSource(Model):
     """Where an imported environment came from: what the manifest and each pair record of it."""
 
     kind: str = Field(description="the importer that read it (`abstaingen env import KIND`): bundle, plain, tau2")
-    location: str = Field(description="the folder it was read from, as given")
+    location: str = Field(description="the name of the folder it was read from (not the path on the machine that "
+                                      "imported it, which a release would otherwise publish)")
     name: str | None = Field(default=None, description="the environment or domain within the source, when it "
                                                        "holds several (a tau2 domain)")
     revision: str | None = Field(default=None, description="the source checkout's git revision, when it is one")
