@@ -19,6 +19,7 @@ import datetime
 import enum
 import sys
 import types
+import typing
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -93,15 +94,40 @@ def install(sources: dict[str, str]) -> None:
         exec(compile(source, name.replace(".", "/") + ".py", "exec"), module.__dict__)  # the sandbox's own process
 
 
-def to_database(state: dict[str, Any], keyed: dict[str, bool]) -> dict[str, Any]:
-    """abstaingen's state as the domain's database: a keyed collection's list back into a dict by id."""
-    return {name: {record["id"]: {k: v for k, v in record.items() if k != "id" or keyed[name]} for record in value}
-            if name in keyed else value for name, value in state.items()}
+def _allowed(database: type[BaseModel], name: str) -> set[str] | None:
+    """The fields a keyed collection's records may hold, when their model forbids any other; None: any."""
+    field = database.model_fields.get(name)
+    model = typing.get_args(field.annotation)[-1] if field is not None and typing.get_args(field.annotation) else None
+    if isinstance(model, type) and issubclass(model, BaseModel) and model.model_config.get("extra") == "forbid":
+        return set(model.model_fields)
+    return None
 
 
-def to_state(database: dict[str, Any], keyed: dict[str, bool]) -> dict[str, Any]:
-    return {name: [value if keyed[name] else {"id": key, **value} for key, value in records.items()]
-            if name in keyed else records for name, records in database.items()}
+def to_database(state: dict[str, Any], keyed: dict[str, bool], database: type[BaseModel]) -> dict[str, Any]:
+    """abstaingen's state as the domain's database: a keyed collection's list back into a dict by id, without
+    the fields its model does not know when it forbids them (a notes field abstaingen's rules added)."""
+    data = {}
+    for name, value in state.items():
+        if name not in keyed:
+            data[name] = value
+            continue
+        allowed = _allowed(database, name)
+        data[name] = {record["id"]: {k: v for k, v in record.items() if (k != "id" or keyed[name])
+                                     and (allowed is None or k in allowed)} for record in value}
+    return data
+
+
+def to_state(database: dict[str, Any], keyed: dict[str, bool], before: dict[str, Any]) -> dict[str, Any]:
+    """The database as abstaingen's state, each record keeping the fields the domain's model did not read."""
+    state = {}
+    for name, records in database.items():
+        if name not in keyed:
+            state[name] = records
+            continue
+        old = {record["id"]: record for record in before.get(name, [])}
+        state[name] = [{**{k: v for k, v in old.get(key, {}).items() if k not in value},
+                        **(value if keyed[name] else {"id": key, **value})} for key, value in records.items()]
+    return state
 
 
 def _jsonable(value: Any) -> Any:
@@ -122,7 +148,7 @@ def call(state: dict[str, Any], module: str, toolkit: str, database: str, keyed:
          args: dict[str, Any]) -> Any:
     """Call `tool` of the domain's toolkit class on the state; write the database back when it changed."""
     names = sys.modules[module].__dict__
-    db = names[database].model_validate(to_database(state, keyed))
+    db = names[database].model_validate(to_database(state, keyed, names[database]))
     before = db.model_dump(mode="json", exclude_unset=True)
     try:
         result = getattr(names[toolkit](db), tool)(**args)
@@ -130,6 +156,7 @@ def call(state: dict[str, Any], module: str, toolkit: str, database: str, keyed:
         raise ValueError(f"{type(exc).__name__}: {exc}") from None
     after = db.model_dump(mode="json", exclude_unset=True)
     if after != before:
+        written = to_state(after, keyed, state)
         state.clear()
-        state.update(to_state(after, keyed))
+        state.update(written)
     return _jsonable(result)

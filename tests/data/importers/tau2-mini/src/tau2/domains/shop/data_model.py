@@ -4,6 +4,7 @@ from pydantic import BaseModel, Field
 
 from tau2.domains.shop.utils import SHOP_DB_PATH
 from tau2.environment.db import DB
+from tau2.utils.pydantic_utils import BaseModelNoExtra
 
 
 class Address(BaseModel):
@@ -12,7 +13,7 @@ class Address(BaseModel):
     state: str
 
 
-class Customer(BaseModel):
+class Customer(BaseModelNoExtra):
     customer_id: str
     name: str
     address: Address
