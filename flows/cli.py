@@ -8,7 +8,7 @@
     abstaingen sandbox build-image [--dockerfile]
     abstaingen models check [--config PATH]
     abstaingen env serve BUNDLE_DIR [--task PAIRS_JSONL --task-id ID] [--record DIR]
-    abstaingen env import KIND SOURCE OUT_DIR [--name NAME] [--licence TEXT]
+    abstaingen env import KIND SOURCE OUT_DIR [--name NAME] [--license TEXT]
     abstaingen env check BUNDLE_DIR [--sandbox B]
     abstaingen release verify RELEASE_DIR
     abstaingen release diff OLD_DIR NEW_DIR [--json]
@@ -170,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     env_import.add_argument("source", type=Path, metavar="SOURCE", help="the folder to read (a tau2-bench checkout, ...)")
     env_import.add_argument("out", type=Path, metavar="OUT_DIR", help="the bundle folder to write")
     env_import.add_argument("--name", metavar="NAME", help="the environment or domain in SOURCE (tau2: e.g. retail)")
-    env_import.add_argument("--licence", metavar="TEXT", help="the source's licence, when it has no LICENSE file")
+    env_import.add_argument("--license", metavar="TEXT", help="the source's license, when it has no LICENSE file")
     env_import.set_defaults(command=run_env_import_command)
     env_check = env.add_parser("check", help="run the environment checks on a bundle folder, in a sandbox")
     env_check.add_argument("bundle_dir", type=Path, metavar="BUNDLE_DIR", help="bundle folder (environment.json, "
@@ -466,19 +466,19 @@ def run_env_import_command(options: argparse.Namespace) -> int:
         raise AbstaingenError(f"{options.out} already holds a bundle; import into a new folder")
     if not options.source.is_dir():
         raise AbstaingenError(f"{options.source}: no such folder")
-    bundle = get_importer(options.kind)(options.source, ImportOptions(name=options.name, licence=options.licence))
+    bundle = get_importer(options.kind)(options.source, ImportOptions(name=options.name, license=options.license))
     write_bundle(bundle, options.out)
     commits = sum(tool.kind == ToolKind.COMMIT for tool in bundle.tools)
     records = sum(len(value) for value in bundle.initial_state.values() if isinstance(value, list))
     missing = [tool.name for tool in bundle.tools if not tool.examples]
     print(f"imported {options.kind} {bundle.domain} as {bundle.env_id}: {len(bundle.tools)} tools ({commits} commit), "
-          f"{len(bundle.initial_state)} collections ({records} records), licence {bundle.source.licence if bundle.source else None}"
+          f"{len(bundle.initial_state)} collections ({records} records), license {bundle.source.license if bundle.source else None}"
           f" -> {options.out}")
     if missing:
         print(f"{len(missing)} tools have no example call, which the environment checks need: {', '.join(missing)}; add "
               f"examples to {options.out / ENVIRONMENT_FILE}")
     print(f"next: abstaingen env check {options.out}")
-    return 0
+    return EXIT_OK
 
 
 def run_env_check_command(options: argparse.Namespace) -> int:
@@ -494,7 +494,7 @@ def run_env_check_command(options: argparse.Namespace) -> int:
         print(f"{'pass' if result.passed else 'FAIL'}  {result.name}: {result.detail}")
     passed = all(result.passed for result in results)
     print(f"{bundle.env_id} on {backend.name}: {'every check passed' if passed else 'failed'}")
-    return 0 if passed else 1
+    return EXIT_OK if passed else EXIT_FAILED
 
 
 def _is_open(descriptor: int) -> bool:

@@ -18,7 +18,7 @@ from abstaingen.registry import Registry
 class ImportOptions(Model):
     name: str | None = Field(default=None, description="the environment or domain to read, for a source that holds "
                                                        "several (a tau2-bench checkout: its domain, e.g. retail)")
-    licence: str | None = Field(default=None, description="the source's licence, when its LICENSE file does not say")
+    license: str | None = Field(default=None, description="the source's license, when its LICENSE file does not say")
 
 
 EnvImporter = Callable[[Path, ImportOptions], EnvironmentBundle]
@@ -47,8 +47,8 @@ def git_revision(folder: Path) -> str | None:
     return revision if done.returncode == 0 and len(revision) == 40 else None
 
 
-def stated_licence(root: Path, given: str | None) -> str | None:
-    """The licence the user gave, else the first non-empty line of the source's LICENSE file."""
+def stated_license(root: Path, given: str | None) -> str | None:
+    """The license the user gave, else the first non-empty line of the source's LICENSE file."""
     if given:
         return given
     for name in ("LICENSE", "LICENSE.md", "LICENSE.txt", "LICENCE", "COPYING"):
@@ -61,7 +61,7 @@ def stated_licence(root: Path, given: str | None) -> str | None:
 
 def source_of(kind: str, root: Path, read: Iterable[Path], options: ImportOptions) -> EnvironmentSource:
     return EnvironmentSource(kind=kind, location=root.resolve().name, name=options.name, revision=git_revision(root),
-                             files_hash=files_hash(root, read), licence=stated_licence(root, options.licence))
+                             files_hash=files_hash(root, read), license=stated_license(root, options.license))
 
 
 def require_file(path: Path, what: str) -> Path:

@@ -29,7 +29,7 @@ def imported_run(tmp_path_factory: pytest.TempPathFactory):
     folder = tmp_path_factory.mktemp("imported-flow")
     write_bundle(to_bundle(SPEC, EnvironmentDraft(**ENVIRONMENT)), folder / "theirs")
     assert main(["env", "import", "bundle", str(folder / "theirs"), str(folder / "imports" / "clinic"),
-                 "--licence", "CC-BY-4.0"]) == 0
+                 "--license", "CC-BY-4.0"]) == 0
     with StandIn() as standin:
         script_clinic(standin)
         config = write_config(folder, standin)
@@ -49,7 +49,7 @@ def test_a_release_in_an_imported_environment_names_its_source(imported_run) -> 
     assert {p.scenario for p in pairs} == {s.value for s in Scenario}
     assert all(p.validation.passed and p.provenance.environment == bundle.source for p in pairs)
     assert manifest.imported_environments == {bundle.env_id: bundle.source}
-    assert bundle.source is not None and bundle.source.licence == "CC-BY-4.0"
+    assert bundle.source is not None and bundle.source.license == "CC-BY-4.0"
     assert manifest.backends["capability"] == manifest.backends["environment"] == "imported"
     assert asked == {"capability": 0, "environment": 0, "positive_task": 8}  # no stage rewrote the environment
     published = json.loads(next(release.rglob("environments/*/environment.json")).read_text())

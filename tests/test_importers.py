@@ -73,8 +73,8 @@ def test_a_tau2_database_keyed_by_id_becomes_records_with_an_id() -> None:
 def test_an_imported_bundle_says_where_it_came_from_and_is_untrusted(tmp_path: Path) -> None:
     bundle = tau2()
     assert bundle.origin == "imported" and bundle.source is not None
-    assert (bundle.source.kind, bundle.source.name, bundle.source.licence) == (
-        "tau2", "shop", "Test Licence 1.0 (written for abstaingen's tests)")
+    assert (bundle.source.kind, bundle.source.name, bundle.source.license) == (
+        "tau2", "shop", "Test License 1.0 (written for abstaingen's tests)")
     assert bundle.env_id == f"shop-imported-{bundle.source.files_hash[:10]}"
     assert bundle.source.location == "tau2-mini"  # the folder's name: a release does not publish the importer's paths
     assert untrusted([bundle]) == [bundle.env_id]
@@ -104,8 +104,8 @@ def test_an_imported_bundle_names_its_source_and_only_it_does() -> None:
 
 
 def test_a_plain_environment_is_read_as_described() -> None:
-    bundle = get_importer("plain")(PLAIN, ImportOptions(licence="CC0-1.0"))
-    assert (bundle.domain, bundle.origin, bundle.source.licence if bundle.source else None) == (
+    bundle = get_importer("plain")(PLAIN, ImportOptions(license="CC0-1.0"))
+    assert (bundle.domain, bundle.origin, bundle.source.license if bundle.source else None) == (
         "library", "imported", "CC0-1.0")
     assert [tool.name for tool in bundle.tools] == ["get_loan", "renew_loan", "unrenew_loan"]
     assert bundle.tool("renew_loan").undone_by == "unrenew_loan"

@@ -146,7 +146,7 @@ class EnvironmentSource(Model):
                                                        "holds several (a tau2 domain)")
     revision: str | None = Field(default=None, description="the source checkout's git revision, when it is one")
     files_hash: str = Field(description="sha256 over the files read, each by its path in the source and its bytes")
-    licence: str | None = Field(default=None, description="the licence the source states (the first line of its "
+    license: str | None = Field(default=None, description="the license the source states (the first line of its "
                                                           "LICENSE file), when it states one")
 
 
