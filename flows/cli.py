@@ -171,6 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
     env_import.add_argument("out", type=Path, metavar="OUT_DIR", help="the bundle folder to write")
     env_import.add_argument("--name", metavar="NAME", help="the environment or domain in SOURCE (tau2: e.g. retail)")
     env_import.add_argument("--license", metavar="TEXT", help="the source's license, when it has no LICENSE file")
+    env_import.add_argument("--sandbox", default="auto", metavar="BACKEND", help="where the commits are called to find "
+                                                                                 "their effects: auto, docker or bwrap")
     env_import.set_defaults(command=run_env_import_command)
     env_check = env.add_parser("check", help="run the environment checks on a bundle folder, in a sandbox")
     env_check.add_argument("bundle_dir", type=Path, metavar="BUNDLE_DIR", help="bundle folder (environment.json, "
@@ -459,7 +461,11 @@ def run_serve_command(options: argparse.Namespace) -> int:
 
 
 def run_env_import_command(options: argparse.Namespace) -> int:
+    import asyncio
+
     from abstaingen.importers import ImportOptions, get_importer
+    from abstaingen.importers.effects import derive_effects, with_effects
+    from abstaingen.sandboxes.backends import select_backend
     from abstaingen.store import ENVIRONMENT_FILE, write_bundle
 
     if (options.out / ENVIRONMENT_FILE).exists():
@@ -467,6 +473,14 @@ def run_env_import_command(options: argparse.Namespace) -> int:
     if not options.source.is_dir():
         raise AbstaingenError(f"{options.source}: no such folder")
     bundle = get_importer(options.kind)(options.source, ImportOptions(name=options.name, license=options.license))
+    backend = select_backend(options.sandbox)
+    if backend.isolated:  # what each commit changes, by calling it: the effect its card declares
+        effects = asyncio.run(derive_effects(bundle, backend))
+        bundle = with_effects(bundle, effects)
+        for tool, effect in effects.items():
+            print(f"{tool} changes {effect} (found by calling it in {backend.name})")
+    else:
+        print(f"the commits' effects were not found: imported code runs only in docker or bwrap, not {backend.name}")
     write_bundle(bundle, options.out)
     commits = sum(tool.kind == ToolKind.COMMIT for tool in bundle.tools)
     records = sum(len(value) for value in bundle.initial_state.values() if isinstance(value, list))

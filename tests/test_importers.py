@@ -157,12 +157,13 @@ def test_env_import_writes_a_bundle_folder_and_says_what_is_missing(tmp_path: Pa
     shutil.copytree(TAU2, root)
     tasks = root / "data/tau2/domains/shop/tasks.json"
     tasks.write_text(json.dumps([task for task in json.loads(tasks.read_text()) if task["id"] == "0"]))
-    assert main(["env", "import", "tau2", str(root), str(tmp_path / "out"), "--name", "shop"]) == 0
+    assert main(["env", "import", "tau2", str(root), str(tmp_path / "out"), "--name", "shop", "--sandbox", "local"]) == 0
     said = capsys.readouterr().out
+    assert "the commits' effects were not found: imported code runs only in docker or bwrap, not local" in said
     assert "5 tools (2 commit), 2 collections (5 records)" in said
     assert "3 tools have no example call, which the environment checks need: cancel_order, change_address, add" in said and "next: abstaingen env check" in said
     assert read_bundle(tmp_path / "out").origin == "imported"
-    assert main(["env", "import", "tau2", str(root), str(tmp_path / "out"), "--name", "shop"]) == 2
+    assert main(["env", "import", "tau2", str(root), str(tmp_path / "out"), "--name", "shop", "--sandbox", "local"]) == 2
     assert "already holds a bundle" in capsys.readouterr().err
 
 
@@ -179,3 +180,20 @@ def test_a_config_may_name_only_environments_abstaingen_env_import_wrote(tmp_pat
     with pytest.raises(AbstaingenError, match=r"generation.environments: tasks in an imported environment are written "
                                               r"by the llm backend"):
         load_config(config)
+
+
+def test_an_effect_is_the_field_a_call_changed_and_the_value_it_wrote_unasked() -> None:
+    from abstaingen.importers.effects import effect_of
+
+    before = {"orders": [{"id": "O1", "status": "pending", "note": None}, {"id": "O2", "status": "pending"}],
+              "users": [{"id": "U1", "name": "Ada"}]}
+    cancelled = {**before, "orders": [{"id": "O1", "status": "cancelled", "note": "late"}, before["orders"][1]]}
+    assert effect_of(before, cancelled, {"order_id": "O1", "reason": "late"}) == "orders.status=cancelled"
+    renamed = {**before, "users": [{"id": "U1", "name": "Bea"}]}
+    assert effect_of(before, renamed, {"user_id": "U1", "name": "Bea"}) == "users.name"  # the value was given
+    assert effect_of(before, before, {}) is None
+    both = {**cancelled, "users": renamed["users"]}
+    assert effect_of(before, both, {}) is None  # two collections: no one effect
+    added = {**before, "orders": [*before["orders"], {"id": "O3", "status": "pending"}]}
+    assert effect_of(before, added, {}) is None
+

@@ -68,3 +68,17 @@ def test_a_tau2_domains_code_reads_and_writes_the_state_in_abstaingens_form(tmp_
     assert customers[1] == {"id": "C2", "customer_id": "C2", "name": "Ben Ruiz", "orders": ["O3"], "notes": "moving soon",
                             "address": {"street": "3 Ash Ct", "city": "Reno", "state": "NV"}}
     assert trace.final_state["orders"] == bundle.initial_state["orders"]  # a failed call leaves nothing behind
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+def test_env_import_finds_what_each_commit_changes_by_calling_it(tmp_path: Path, backend: str, capsys) -> None:
+    from abstaingen.flows.cli import main
+    from abstaingen.store import read_bundle
+
+    root, name = SOURCES["tau2"]
+    assert main(["env", "import", "tau2", str(root), str(tmp_path / "shop"), "--name", name, "--sandbox", backend]) == 0
+    assert f"cancel_order changes orders.status=cancelled (found by calling it in {backend})" in capsys.readouterr().out
+    effects = {tool.name: tool.effect for tool in read_bundle(tmp_path / "shop").tools}
+    assert effects == {"get_order": None, "list_orders": None, "cancel_order": "orders.status=cancelled",
+                       "change_address": "customers.address", "add": None}
+
