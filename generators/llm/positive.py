@@ -396,6 +396,11 @@ async def others_cannot_be_meant(bundle: EnvironmentBundle, act: TaskVariant, ta
             f"{target.record_id}: choose a record whose {owner_field} has another record the same change succeeds on"]
 
 
+# records S1's change is tried on, at most, per commit: every record of a written environment, and a sample of whole
+# owners of an imported one (tau2 retail's 1,000 orders would take minutes a commit)
+TRIED_AT_MOST = 48
+
+
 async def changeable_owned(bundle: EnvironmentBundle, sessions: KeptSessions) -> Assigned | None:
     """S1's records, tried: of the collections a lookup lists by owner, the first where some commit that
     changes it succeeds on two or more records of one owner (its example's call, the record's id swapped
@@ -411,8 +416,12 @@ async def changeable_owned(bundle: EnvironmentBundle, sessions: KeptSessions) ->
             named = [k for k, v in example.items() if isinstance(v, str) and v in records]
             if tool.kind != ToolKind.COMMIT or effect_collection(tool) != group.collection or not named:
                 continue
+            by_owner: dict[object, list[str]] = {}
+            for record_id in group.ids:
+                by_owner.setdefault(records[record_id].get(group.owner or ""), []).append(record_id)
+            tried = [record_id for ids in by_owner.values() for record_id in ids][:TRIED_AT_MOST]  # whole owners first
             async with sessions.session(bundle) as session:
-                outcomes = await _on_each(session, TaskOverlay(), tool.name, example, named, group.ids)
+                outcomes = await _on_each(session, TaskOverlay(), tool.name, example, named, tried)
             succeeds = [record_id for record_id, outcome in outcomes.items() if outcome.ok]
             owners = Counter(records[i].get(group.owner or "") for i in succeeds)
             if both := [i for i in succeeds if owners[records[i].get(group.owner or "")] >= 2]:
