@@ -464,7 +464,7 @@ def describe(bundle: EnvironmentBundle, positive: PositiveTask, tried: dict[str,
              "expected_answer": act.expected_answer,
              "answer_from": act.answer_from.model_dump(mode="json") if act.answer_from else None}
     return {"system_prompt": act.system_prompt, "tools": tool_cards(bundle, tried),
-            "state": state_json(bundle),
+            "state": state_json(bundle, [(positive.target.collection, positive.target.record_id)]),
             "positive": json.dumps(shown, ensure_ascii=False)}
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from typing import Literal
 
@@ -89,9 +89,47 @@ def _json_cut(value: JsonValue, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " [cut]"
 
 
-def state_json(bundle: EnvironmentBundle) -> str:
-    """The initial state as the task-writing prompts show it."""
-    return _json_cut(bundle.initial_state, STATE_CHARS)
+def _linked(records: dict[str, list[dict]], around: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+    """The records one step from `around`: those whose id a record there holds in a field, and those holding
+    the id of a record there (an order's customer, the customer's other orders)."""
+    ids = {str(record.get("id")) for _, record in around}
+    held = {str(value) for _, record in around for value in record.values() if isinstance(value, str | int)}
+    held |= {str(item) for _, record in around for value in record.values() if isinstance(value, list)
+             for item in value if isinstance(item, str | int)}
+    return [(name, record) for name, listed in records.items() for record in listed
+            if str(record.get("id")) in held or any(isinstance(v, str | int) and str(v) in ids for v in record.values())]
+
+
+def state_json(bundle: EnvironmentBundle, focus: Sequence[tuple[str, str]] = ()) -> str:
+    """The initial state as the task-writing prompts show it: whole, when it fits STATE_CHARS; else the records
+    `focus` names (collection, id), the records linked to them and those linked to these, then the first records
+    of each collection, as many as fit (an imported environment's state runs to megabytes)."""
+    text = json.dumps(bundle.initial_state, ensure_ascii=False)
+    if len(text) <= STATE_CHARS:
+        return text
+    records = {name: [r for r in listed if isinstance(r, dict)] for name, listed in bundle.initial_state.items()
+               if isinstance(listed, list)}
+    first = [(name, record) for name, record_id in focus for record in records.get(name, [])
+             if str(record.get("id")) == record_id]
+    near = _linked(records, first)
+    rounds = [first, near, _linked(records, near)[:200],
+              [(name, record) for index in range(max(map(len, records.values()), default=0))
+               for name, listed in records.items() if index < len(listed) for record in [listed[index]]]]
+    chosen: dict[tuple[str, str], tuple[str, dict]] = {}
+    size = 0
+    for name, record in (pair for batch in rounds for pair in batch):
+        key = (name, str(record.get("id")))
+        cost = len(json.dumps(record, ensure_ascii=False)) + 2
+        if key in chosen or size + cost > STATE_CHARS:
+            continue
+        chosen[key], size = (name, record), size + cost
+    shown: dict[str, JsonValue] = {name: [r for r in listed if (name, str(r.get("id"))) in chosen]  # in their order
+                                   for name, listed in records.items()}
+    shown.update({name: value for name, value in bundle.initial_state.items() if name not in records})
+    total = sum(map(len, records.values()))
+    return (json.dumps(shown, ensure_ascii=False) + f" [{len(chosen)} of {total} records shown: the state is larger "
+            "than a prompt holds; these are the ones named for the task, the records linked to them, and the first "
+            "of each collection]")
 
 
 def result_text(value: JsonValue) -> str:
@@ -464,7 +502,9 @@ async def write_positive_task(caller: Caller, model_key: str, bundle: Environmen
         return await check_replay(bundle, act, sessions, target, twin_readings)
 
     prompt = render(STAGE, schema=json.dumps(strict_schema(PositiveDraft)), system_prompt=system_prompt(bundle),
-                    tools=tool_cards(bundle, await tried_examples(bundle, sessions)), state=state_json(bundle),
+                    tools=tool_cards(bundle, await tried_examples(bundle, sessions)),
+                    state=state_json(bundle, [(records.collection, record_id) for record_id in records.ids] if records
+                                     else ()),
                     twin=NEEDS[scenario].positive, today=TODAY.isoformat(),
                     records=records._asdict() if records else None)
     accepted = await draft(caller, STAGE, model_key, prompt, PositiveDraft, checks, max_rounds, log)
