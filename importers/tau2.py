@@ -227,11 +227,10 @@ def import_tau2(root: Path, options: ImportOptions) -> EnvironmentBundle:
              for tool in tools]
     read = [*files.values(), db_path, *(p for p in (tasks_path, policy_path) if p.is_file())]
     source = source_of("tau2", root, read, options)
-    policy = policy_path.read_text(encoding="utf-8") if policy_path.is_file() else ""
-    opening = next((" ".join(p.split()) for p in re.split(r"\n\s*\n", policy) if p.strip() and not p.startswith("#")),
-                   "")
+    # the domain's policy is what tau2 gives its agent as the system prompt: the assistant's description here
+    policy = policy_path.read_text(encoding="utf-8").strip() if policy_path.is_file() else ""
     return EnvironmentBundle(
         env_id=env_id_for(domain, source), domain=domain, tools=tools, initial_state=state,
-        description=f"tau2-bench's {domain} domain ({toolkit}). {opening}".strip(),
+        description=policy or f"tau2-bench's {domain} domain ({toolkit}).",
         implementation=_implementation(domain, sources, toolkit, database_class, keyed, tools),
         origin="imported", source=source)

@@ -44,6 +44,7 @@ def test_a_tau2_domain_becomes_tools_with_kinds_schemas_and_examples() -> None:
                                                  "description": "Only orders in these statuses."}}
     assert listed["required"] == ["customer_id"]
     assert tools["get_order"].description == "Get an order."
+    assert bundle.description.startswith("# Shop agent policy\n\nAs a shop agent")  # tau2 gives its agent the policy
     assert tools["add"].input_schema["properties"]["a"]["type"] == "number"
     # the first reference action that calls the tool with what it takes, on the domain's own database: task 0
     # changes the database first, and get_order's first action passes an argument it does not take
