@@ -4,8 +4,9 @@ Read, never run, on the host: the domain's `src/tau2/domains/D/{tools,data_model
 (`data/tau2/domains/D/db.json` or `db.toml`), `policy.md` and `tasks.json`. The toolkit's `@is_tool` methods
 become the tools: their kind from the decorator (WRITE, or `mutates_state=True`: commit; READ, GENERIC, THINK:
 lookup), their argument schema from the signature's annotations and the docstring's `Args:`, and one example
-call each from the first reference action in the domain's tasks that calls it. The implementation is
-`tau2_runtime.py` with the domain's three files in it: it runs the domain's own code, in the sandbox only.
+call each from the first reference action in the domain's tasks that calls it (else from the database's fields).
+The policy is the assistant's description. The implementation is `tau2_runtime.py` with the domain's three files
+in it: it runs the domain's own code, in the sandbox only.
 """
 
 from __future__ import annotations
