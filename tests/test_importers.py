@@ -203,15 +203,17 @@ def test_an_effect_is_the_field_a_call_changed_and_the_value_it_wrote_unasked() 
 def test_a_state_too_large_for_a_prompt_shows_the_tasks_records_and_those_linked_to_them() -> None:
     from abstaingen.generators.llm.positive import STATE_CHARS, state_json
 
-    users = [{"id": f"u{n}", "name": f"User {n}", "zip": f"{10000 + n}"} for n in range(500)]
-    orders = [{"id": f"#O{n}", "user_id": f"u{n % 500}", "status": "delivered", "items": ["x" * 40] * 3}
+    users = [{"id": f"u{n}", "name": f"User {n}", "zip": f"{10000 + n}", "note": "y" * 300} for n in range(500)]
+    orders = [{"id": f"#O{n}", "user_id": f"u{n % 500}", "status": "delivered", "items": ["x" * 40] * 8}
               for n in range(1500)]
     bundle = tau2().model_copy(update={"initial_state": {"users": users, "orders": orders, "day": "2026-01-01"}})
     text = state_json(bundle, [("orders", "#O1234")])
     shown = json.loads(text[:text.rindex(" [")])
     assert len(text) <= STATE_CHARS + 300 and "records shown: the state is larger than a prompt holds" in text
-    assert {"id": "u234", "name": "User 234", "zip": "10234"} in shown["users"]  # the order's customer
+    assert {"id": "u234", "name": "User 234", "zip": "10234", "note": "y" * 300} in shown["users"]  # its customer
     assert {o["id"] for o in shown["orders"]} >= {"#O234", "#O734", "#O1234"}  # and the customer's other orders
     assert shown["day"] == "2026-01-01" and shown["users"][0]["id"] == "u0"  # then the first of each collection
+    every = state_json(bundle, [("orders", f"#O{n}") for n in range(1234, 1500)])  # many named: the first come whole
+    assert "u234" in {user["id"] for user in json.loads(every[:every.rindex(" [")])["users"]}
     small = tau2()
     assert json.loads(state_json(small, [("orders", "O1")])) == small.initial_state  # a state that fits is whole

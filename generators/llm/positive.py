@@ -101,35 +101,47 @@ def _linked(records: dict[str, list[dict]], around: list[tuple[str, dict]]) -> l
 
 
 def state_json(bundle: EnvironmentBundle, focus: Sequence[tuple[str, str]] = ()) -> str:
-    """The initial state as the task-writing prompts show it: whole, when it fits STATE_CHARS; else the records
-    `focus` names (collection, id), the records linked to them and those linked to these, then the first records
-    of each collection, as many as fit (an imported environment's state runs to megabytes)."""
+    """The initial state as the task-writing prompts show it: whole, when it fits STATE_CHARS; else, record by record
+    of those `focus` names (collection, id) in their order, the record, the records linked to it and those linked
+    to these; then the first records of each collection, as many as fit (an imported state runs to megabytes)."""
     text = json.dumps(bundle.initial_state, ensure_ascii=False)
     if len(text) <= STATE_CHARS:
         return text
     records = {name: [r for r in listed if isinstance(r, dict)] for name, listed in bundle.initial_state.items()
                if isinstance(listed, list)}
-    first = [(name, record) for name, record_id in focus for record in records.get(name, [])
-             if str(record.get("id")) == record_id]
-    near = _linked(records, first)
-    rounds = [first, near, _linked(records, near)[:200],
-              [(name, record) for index in range(max(map(len, records.values()), default=0))
-               for name, listed in records.items() if index < len(listed) for record in [listed[index]]]]
-    chosen: dict[tuple[str, str], tuple[str, dict]] = {}
+    chosen: set[tuple[str, str]] = set()
     size = 0
-    for name, record in (pair for batch in rounds for pair in batch):
-        key = (name, str(record.get("id")))
-        cost = len(json.dumps(record, ensure_ascii=False)) + 2
-        if key in chosen or size + cost > STATE_CHARS:
-            continue
-        chosen[key], size = (name, record), size + cost
+
+    def take(batch: list[tuple[str, dict]]) -> bool:
+        """Add what fits of `batch`; False once the prompt is full."""
+        nonlocal size
+        for name, record in batch:
+            key, cost = (name, str(record.get("id"))), len(json.dumps(record, ensure_ascii=False)) + 2
+            if key in chosen:
+                continue
+            if size + cost > STATE_CHARS:
+                return False
+            chosen.add(key)
+            size += cost
+        return True
+
+    full = False
+    for name, record_id in focus:
+        first = [(name, record) for record in records.get(name, []) if str(record.get("id")) == record_id]
+        near = _linked(records, first)
+        if not (take(first) and take(near) and take(_linked(records, near)[:50])):
+            full = True
+            break
+    if not full:
+        take([(name, listed[index]) for index in range(max(map(len, records.values()), default=0))
+              for name, listed in records.items() if index < len(listed)])
     shown: dict[str, JsonValue] = {name: [r for r in listed if (name, str(r.get("id"))) in chosen]  # in their order
                                    for name, listed in records.items()}
     shown.update({name: value for name, value in bundle.initial_state.items() if name not in records})
     total = sum(map(len, records.values()))
     return (json.dumps(shown, ensure_ascii=False) + f" [{len(chosen)} of {total} records shown: the state is larger "
-            "than a prompt holds; these are the ones named for the task, the records linked to them, and the first "
-            "of each collection]")
+            "than a prompt holds; these are the ones named for the task with the records linked to each, then the "
+            "first of each collection]")
 
 
 def result_text(value: JsonValue) -> str:
