@@ -37,14 +37,17 @@ def files_hash(root: Path, paths: Iterable[Path]) -> str:
 
 
 def git_revision(folder: Path) -> str | None:
-    """The commit checked out in `folder`, when it is a git work tree (read by git, nothing run from it)."""
+    """The commit checked out in `folder`, when it is the top of a git work tree (a folder inside another
+    project's checkout has no revision of its own); read by git, nothing run from the folder."""
     try:
-        done = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=30, check=False)
+        done = subprocess.run(["git", "-C", str(folder), "rev-parse", "--show-toplevel", "HEAD"], capture_output=True,
+                              text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    revision = done.stdout.strip()
-    return revision if done.returncode == 0 and len(revision) == 40 else None
+    lines = done.stdout.split("\n")
+    if done.returncode != 0 or len(lines) < 2 or Path(lines[0]).resolve() != folder.resolve():
+        return None
+    return lines[1] if len(lines[1]) == 40 else None
 
 
 def stated_license(root: Path, given: str | None) -> str | None:

@@ -39,7 +39,7 @@ def effect_of(before: dict[str, JsonValue], after: dict[str, JsonValue], args: d
     fields = sorted(field for _, field in changed)
     field = next((f for f in PREFERRED if f in fields), fields[0])
     value = written[(collection, field)]
-    given = {json_text for json_text in map(str, args.values())}
+    given = set(map(str, args.values()))
     if isinstance(value, str) and 0 < len(value) <= 40 and value not in given and "=" not in value:
         return f"{collection}.{field}={value}"
     return f"{collection}.{field}"

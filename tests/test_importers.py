@@ -78,6 +78,7 @@ def test_an_imported_bundle_says_where_it_came_from_and_is_untrusted(tmp_path: P
         "tau2", "shop", "Test License 1.0 (written for abstaingen's tests)")
     assert bundle.env_id == f"shop-imported-{bundle.source.files_hash[:10]}"
     assert bundle.source.location == "tau2-mini"  # the folder's name: a release does not publish the importer's paths
+    assert bundle.source.revision is None  # it lies inside abstaingen's checkout, not at the top of one of its own
     assert untrusted([bundle]) == [bundle.env_id]
     write_bundle(bundle, tmp_path / "shop")
     assert read_bundle(tmp_path / "shop").source == bundle.source
@@ -217,3 +218,15 @@ def test_a_state_too_large_for_a_prompt_shows_the_tasks_records_and_those_linked
     assert "u234" in {user["id"] for user in json.loads(every[:every.rindex(" [")])["users"]}
     small = tau2()
     assert json.loads(state_json(small, [("orders", "O1")])) == small.initial_state  # a state that fits is whole
+
+
+def test_a_checkouts_revision_is_read_from_its_own_git(tmp_path: Path) -> None:
+    import subprocess
+
+    root = tmp_path / "checkout"
+    shutil.copytree(TAU2, root)
+    for command in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
+        subprocess.run(["git", "-C", str(root), *command], check=True, capture_output=True)
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert tau2(root).source.revision == head  # type: ignore[union-attr]
+
