@@ -67,12 +67,10 @@ class _Logger:
 def _clock_for_pydantic() -> None:
     """The sandbox freezes the clock by putting subclasses in `datetime.date` and `datetime.datetime`; tell
     pydantic to treat them as the dates and times they are (telecom's models have date fields)."""
-    from pydantic_core import core_schema
-
-    for kind, schema in ((datetime.datetime, core_schema.datetime_schema), (datetime.date, core_schema.date_schema)):
+    for kind in (datetime.datetime, datetime.date):
         if kind.__module__ != "datetime" and "__get_pydantic_core_schema__" not in vars(kind):
             kind.__get_pydantic_core_schema__ = classmethod(  # type: ignore[attr-defined]
-                lambda cls, source, handler, schema=schema: schema())
+                lambda cls, source, handler: handler.generate_schema(cls.__mro__[1]))  # the class it stands in for
 
 
 def install(sources: dict[str, str]) -> None:
@@ -84,11 +82,7 @@ def install(sources: dict[str, str]) -> None:
     _module("tau2.environment.db", DB=_NoExtra)
     _module("tau2.environment.toolkit", ToolKitBase=_ToolKitBase, ToolType=_ToolType, is_tool=_is_tool,
             is_discoverable_tool=_is_tool)
-    if "loguru" not in sys.modules:
-        try:
-            import loguru  # noqa: F401
-        except ImportError:
-            _module("loguru", logger=_Logger())
+    _module("loguru", logger=_Logger())  # domains log through loguru, which the sandbox does not have
     for name, source in sources.items():
         module = _module(name)
         exec(compile(source, name.replace(".", "/") + ".py", "exec"), module.__dict__)  # the sandbox's own process
