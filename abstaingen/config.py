@@ -516,17 +516,15 @@ def load_config(path: Path | None) -> GenerateConfig:
         config = GenerateConfig.model_validate(data)
     except ValidationError as exc:
         raise AbstaingenError(f"{path}: {_describe(exc, GenerateConfig)}") from None
-    seeds_file = config.generation.seeds_file
-    if seeds_file is not None and not seeds_file.is_absolute():
-        generation = config.generation.model_copy(update={"seeds_file": path.parent / seeds_file})
-        config = config.model_copy(update={"generation": generation})
-    if config.generation.environments:
-        folders = tuple(f if f.is_absolute() else path.parent / f for f in config.generation.environments)
-        config = config.model_copy(update={"generation": config.generation.model_copy(update={"environments": folders})})
-    if config.decontamination.files:
-        files = tuple(f if f.is_absolute() else path.parent / f for f in config.decontamination.files)
-        config = config.model_copy(update={"decontamination": config.decontamination.model_copy(update={"files": files})})
-    return config
+    def here(file: Path) -> Path:
+        return file if file.is_absolute() else path.parent / file
+
+    seeds_file, generation = config.generation.seeds_file, config.generation
+    generation = generation.model_copy(update={"seeds_file": None if seeds_file is None else here(seeds_file),
+                                               "environments": tuple(map(here, generation.environments))})
+    files = tuple(map(here, config.decontamination.files))
+    return config.model_copy(update={"generation": generation,
+                                     "decontamination": config.decontamination.model_copy(update={"files": files})})
 
 
 def apply_overrides(

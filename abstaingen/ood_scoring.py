@@ -1059,6 +1059,18 @@ _DECLINES = _compile(r"(?i:\b(?:can't|cannot|can\s+not|won't|will\s+not|unable|n
                      r"नहीं\s+(?:कर|दे|बता)\s+(?:सकता|सकती|पाऊंगा|पाऊंगी)|(?:सिर्फ़|केवल)\s.{0,80}मदद|मना")
 
 
+def _apology_after_answer(text: str, marker: str, found: tuple[str, str], refusal: str, language: str) -> bool:
+    """Whether the refusal `found` after a [Yes] marker is only an apology that follows a value and neither
+    declines, withdraws, corrects nor doubts it ("[Yes] ₹4,500 — … माफ़ कीजिए कि पहले नहीं बताया।")."""
+    if found[0] != "refusal_phrase" or not _APOLOGY.fullmatch(found[1]) or _DECLINES.search(text) \
+            or _WITHDRAWAL.search(text):
+        return False
+    at = _refused_at(text, found, refusal)
+    apology = text[at:]
+    return (re.search(r"\d", text[text.find(marker):at]) is not None and not re.search(r"\d", apology)
+            and not _CORRECTION.search(apology) and not _hedges(apology, language, questions=False))
+
+
 def _answered_before(text: str, marker: str, found: tuple[str, str], refusal: str, language: str,
                      options: Sequence[str]) -> bool:
     """Whether a [Yes] marker opens a statement that gives a value, and neither negates, corrects nor declines,
@@ -1365,11 +1377,8 @@ def _parse(reply: str, refusal: str, language: str, options: tuple[str, ...]) ->
                            else "option", matched=marker[1] if marker and marker[0] == "accept" else option[1])
     found = ("marker", marker[1]) if marker is not None and marker[0] == "refuse" else _refusal(reply, text, refusal,
                                                                                                   language)
-    if (found is not None and found[0] == "refusal_phrase" and marker is not None and marker[0] == "accept"
-            and _APOLOGY.fullmatch(found[1]) and not _DECLINES.search(text) and not _WITHDRAWAL.search(text)
-            and re.search(r"\d", text[text.find(marker[1]):_refused_at(text, found, refusal)])
-            and not re.search(r"\d", apology := text[_refused_at(text, found, refusal):])
-            and not _CORRECTION.search(apology) and not _hedges(apology, language, questions=False)):
+    if found is not None and marker is not None and marker[0] == "accept" and _apology_after_answer(
+            text, marker[1], found, refusal, language):
         found = None  # "[Yes] 总价是1380元。抱歉刚才回复慢了。": an apology for something else keeps the answer
     if found is not None:
         if marker is not None and found[0] == "marker" and _only_an_option(text, options):

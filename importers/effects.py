@@ -5,8 +5,9 @@ imported environment does not state. Run in the sandbox, never on the host."""
 from __future__ import annotations
 
 from abstaingen.model import EnvironmentBundle, JsonValue, TaskOverlay, ToolKind
+from abstaingen.model.task import record_changes
 from abstaingen.sandboxes.backends import SandboxBackend
-from abstaingen.sandboxes.session import CallOutcome, SandboxSession, run_episodes
+from abstaingen.sandboxes.session import SandboxSession, calling, run_episodes
 from abstaingen.store import bundle_in_scratch
 
 PREFERRED = ("status", "state")  # of several fields a call changes, the one that says what happened to the record
@@ -16,33 +17,16 @@ def effect_of(before: dict[str, JsonValue], after: dict[str, JsonValue], args: d
     """The effect one call had: the field it changed ("collection.field"), with the value it wrote when the
     value is a string the call was not given ("orders.status=cancelled", not "users.name=Ada"); None when it
     changed records of several collections, added or removed records, or nothing."""
-    changed: set[tuple[str, str]] = set()
-    written: dict[tuple[str, str], JsonValue] = {}
-    for name in set(before) | set(after):
-        old, new = before.get(name), after.get(name)
-        if old == new:
-            continue
-        if not isinstance(old, list) or not isinstance(new, list):
-            return None
-        olds = {str(r.get("id")): r for r in old if isinstance(r, dict)}
-        news = {str(r.get("id")): r for r in new if isinstance(r, dict)}
-        if set(olds) != set(news):
-            return None
-        for rid, record in news.items():
-            for field in set(olds[rid]) | set(record):
-                if olds[rid].get(field) != record.get(field):
-                    changed.add((name, field))
-                    written.setdefault((name, field), record.get(field))
-    if len({name for name, _ in changed}) != 1:
+    changes = record_changes(before, after)
+    if not changes or any(c.field is None for c in changes) or len({c.collection for c in changes}) != 1:
         return None
-    collection = next(iter(changed))[0]
-    fields = sorted(field for _, field in changed)
+    fields = sorted({c.field for c in changes if c.field is not None})
     field = next((f for f in PREFERRED if f in fields), fields[0])
-    value = written[(collection, field)]
+    value = next(c.new for c in changes if c.field == field)  # as the first record it changed wrote it
     given = set(map(str, args.values()))
     if isinstance(value, str) and 0 < len(value) <= 40 and value not in given and "=" not in value:
-        return f"{collection}.{field}={value}"
-    return f"{collection}.{field}"
+        return f"{changes[0].collection}.{field}={value}"
+    return f"{changes[0].collection}.{field}"
 
 
 async def derive_effects(bundle: EnvironmentBundle, backend: SandboxBackend) -> dict[str, str]:
@@ -50,11 +34,7 @@ async def derive_effects(bundle: EnvironmentBundle, backend: SandboxBackend) -> 
     tools = [t for t in bundle.tools if t.kind == ToolKind.COMMIT and t.effect is None and t.examples]
     with bundle_in_scratch(bundle) as folder:
         async with SandboxSession(folder, backend) as session:
-            def call(name: str, args: dict[str, JsonValue]):
-                async def once() -> CallOutcome:
-                    return await session.call(name, args)
-                return once
-            done = await run_episodes(session, bundle.env_id, [(TaskOverlay(), call(t.name, t.examples[0]))
+            done = await run_episodes(session, bundle.env_id, [(TaskOverlay(), calling(session, t.name, t.examples[0]))
                                                                for t in tools])
     effects = {}
     for tool, (trace, outcome) in zip(tools, done, strict=True):

@@ -574,12 +574,11 @@ async def run_pairs(plan: RunPlan, code_version: str, runner: StageRunner | None
     config, seeds = plan.config, plan.seeds
     seed = config.dataset.seed
     assert seed is not None
-    provenance = Provenance(backend={stage: "imported" if plan.environments and stage in ("capability", "environment")
-                                     else config.backend_for(stage) for stage in GENERATION_STAGES}, seed=seed,
-                            code_version=code_version)
+    imported = ("capability", "environment") if plan.environments else ()  # the stages an imported run does not run
+    provenance = Provenance(backend={stage: "imported" if stage in imported else config.backend_for(stage)
+                                     for stage in GENERATION_STAGES}, seed=seed, code_version=code_version)
     backend = provenance.backend
-    stages = tuple(s for s in GENERATION_STAGES if not plan.environments or s not in ("capability", "environment"))
-    async with generators_for_run(config, stages) as generators:
+    async with generators_for_run(config, tuple(s for s in GENERATION_STAGES if s not in imported)) as generators:
         report("capability", 0, len(seeds))
         capability = await runner.extract(seeds, backend["capability"]) if not plan.environments else CapabilityBatch(
             specs=[], funnel=FunnelStage.counted(stage="capability", received=0, rejected={}))

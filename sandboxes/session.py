@@ -152,6 +152,13 @@ def recorded_trace(record_dir: Path, bundle: EnvironmentBundle, overlay: TaskOve
                  final_state=start)
 
 
+def calling(session: SandboxSession, tool: str, args: dict[str, JsonValue]) -> Callable[[], Awaitable[CallOutcome]]:
+    """An episode's body (`run_episodes`) that makes one call."""
+    async def call() -> CallOutcome:
+        return await session.call(tool, args)
+    return call
+
+
 async def run_episodes(
     session: SandboxSession, env_id: str, episodes: Sequence[tuple[TaskOverlay, Callable[[], Awaitable[T]]]]
 ) -> list[tuple[Trace, T]]:

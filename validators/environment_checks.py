@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 
 from abstaingen.model import CheckResult, EnvironmentBundle, JsonValue, TaskOverlay, ToolKind, ToolSpec
 from abstaingen.model.task import state_changes
-from abstaingen.sandboxes.session import CallOutcome, SandboxSession, run_episodes
+from abstaingen.sandboxes.session import CallOutcome, SandboxSession, calling, run_episodes
 
 CHECKS = ("env_callable", "env_read_only", "env_commit_changes", "env_deterministic", "env_reversibility")
 
@@ -25,12 +25,6 @@ def _args_for(tool: ToolSpec, example: dict[str, JsonValue]) -> dict[str, JsonVa
     """The example's arguments that `tool` takes (an undo gets the record its action changed)."""
     properties = tool.input_schema.get("properties", {})
     return {k: v for k, v in example.items() if isinstance(properties, dict) and k in properties}
-
-
-def _call(session: SandboxSession, name: str, args: dict[str, JsonValue]) -> Callable[[], Awaitable[CallOutcome]]:
-    async def call() -> CallOutcome:
-        return await session.call(name, args)
-    return call
 
 
 def _then(session: SandboxSession, first: ToolSpec, second: ToolSpec,
@@ -43,7 +37,7 @@ def _then(session: SandboxSession, first: ToolSpec, second: ToolSpec,
 async def check_environment(session: SandboxSession, bundle: EnvironmentBundle) -> list[CheckResult]:
     undos = {t.undone_by for t in bundle.tools if t.undone_by}
     calls = [(tool, args) for tool in bundle.tools if tool.name not in undos for args in tool.examples]
-    singles = await run_episodes(session, bundle.env_id, [(TaskOverlay(), _call(session, tool.name, args))
+    singles = await run_episodes(session, bundle.env_id, [(TaskOverlay(), calling(session, tool.name, args))
                                                           for tool, args in calls for _ in range(2)])
     commits = [t for t in bundle.tools if t.kind == ToolKind.COMMIT and t.examples]
     pairs = [(tool, bundle.tool(tool.undone_by)) for tool in commits if tool.undone_by]

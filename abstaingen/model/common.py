@@ -4,17 +4,32 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
-__all__ = ["JsonValue", "Model", "canonical_json", "content_hash"]
+__all__ = ["JsonValue", "LeavesOutEmpty", "Model", "canonical_json", "content_hash"]
 
 
 class Model(BaseModel):
     """Base for every contract: unknown fields are errors, instances are immutable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LeavesOutEmpty(Model):
+    """A contract whose fields named in `left_out_when_empty`, added after records of it were published, are left
+    out of its dump while empty: a record without them serializes (and hashes) exactly as before they existed."""
+
+    left_out_when_empty: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _leave_out_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        for name in self.left_out_when_empty:
+            if not data.get(name):
+                data.pop(name, None)
+        return data
 
 
 def canonical_json(value: Any) -> str:

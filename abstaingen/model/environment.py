@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from datetime import date
 from enum import StrEnum
 from functools import cached_property
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import Field, model_validator
 
-from abstaingen.model.common import JsonValue, Model, content_hash
+from abstaingen.model.common import JsonValue, LeavesOutEmpty, Model, content_hash
 
 # The day every environment lives on: the sandbox's clock is frozen there (sandboxes/runtime_server.py),
 # and the prompts that write environments and tasks state it, so that "due tomorrow" means one date.
@@ -150,7 +150,7 @@ class EnvironmentSource(Model):
                                                           "LICENSE file), when it states one")
 
 
-class EnvironmentBundle(Model):
+class EnvironmentBundle(LeavesOutEmpty):
     """An executable sandbox: tools, a JSON state and the Python that implements the tools.
 
     `implementation` is module source defining one function per tool, `def name(state, **args)`,
@@ -176,14 +176,7 @@ class EnvironmentBundle(Model):
                                                                          "and the prompt's hash that wrote it")
     source: EnvironmentSource | None = Field(default=None, description="imported bundles: where they were read from")
 
-    @model_serializer(mode="wrap")
-    def _leave_out_empty_written_by(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # builtin bundles serialize (and hash) exactly as before these fields existed
-        data = handler(self)
-        for optional in ("written_by", "source"):
-            if not data.get(optional):
-                data.pop(optional, None)
-        return data
+    left_out_when_empty: ClassVar[tuple[str, ...]] = ("written_by", "source")  # builtin bundles hash as before
 
     @model_validator(mode="after")
     def _consistent(self) -> EnvironmentBundle:

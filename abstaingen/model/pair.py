@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field
 
-from abstaingen.model.common import JsonValue, Model
+from abstaingen.model.common import JsonValue, LeavesOutEmpty, Model
 from abstaingen.model.dag import ExecutionDag
 from abstaingen.model.environment import EnvironmentSource
 from abstaingen.model.perturbation import Perturbation
@@ -68,7 +68,7 @@ class ValidationReport(Model):
         return [c for c in self.checks if not c.passed]
 
 
-class Provenance(Model):
+class Provenance(LeavesOutEmpty):
     """Where a pair came from. The manifest holds the same for the release as a whole."""
 
     backend: dict[str, str] = Field(description="generation stage -> backend (builtin or llm)")
@@ -83,12 +83,7 @@ class Provenance(Model):
     environment: EnvironmentSource | None = Field(default=None, description="a pair in an imported environment: "
                                                                             "where that environment came from")
 
-    @model_serializer(mode="wrap")
-    def _leave_out_no_environment(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)  # a pair in an environment of ours serializes (and hashes) as before the field existed
-        if data.get("environment") is None:
-            data.pop("environment", None)
-        return data
+    left_out_when_empty: ClassVar[tuple[str, ...]] = ("environment",)  # a pair in one of ours hashes as before
 
 
 class TaskPair(Model):

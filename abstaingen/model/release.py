@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field
 
-from abstaingen.model.common import Model
+from abstaingen.model.common import LeavesOutEmpty, Model
 from abstaingen.model.environment import EnvironmentSource
 from abstaingen.model.ood import OodLeakage, OodScore
 from abstaingen.model.score import AgentAbstainView, AgentMetrics, LeakageScore, ShortcutScore
@@ -146,7 +146,7 @@ class Manifest(Model):
     files: list[ReleaseFile] = Field(default_factory=list)
 
 
-class Release(Manifest):
+class Release(Manifest, LeavesOutEmpty):
     """A release of task pairs."""
 
     kind: Literal["pairs"] = "pairs"
@@ -172,12 +172,7 @@ class Release(Manifest):
         default_factory=dict, description="env_id -> where it came from, for the environments read by `abstaingen env "
                                           "import` (`generation.environments`)")
 
-    @model_serializer(mode="wrap")
-    def _leave_out_no_imports(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)  # a release in environments of ours reads as before the field existed
-        if not data.get("imported_environments"):
-            data.pop("imported_environments", None)
-        return data
+    left_out_when_empty: ClassVar[tuple[str, ...]] = ("imported_environments",)  # others' manifests read as before
 
 
 class OodRelease(Manifest):

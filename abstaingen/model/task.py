@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import Field, model_validator
 
@@ -189,27 +189,45 @@ def find_record(state: dict[str, JsonValue], ref: RecordRef) -> dict[str, JsonVa
     return None
 
 
-def state_changes(before: dict[str, JsonValue], after: dict[str, JsonValue], limit: int = 3) -> list[str]:
-    """What differs between two states, record by record ('visits/V1.status: "booked" -> "cancelled"'), at most
-    `limit` of them: what a finding names so that its reader knows where to look."""
+class Change(NamedTuple):
+    """One difference between two states: a field of a record, a record added or removed (`field` None, one of
+    `old`/`new` None), or a value that is no list of records (`record_id` and `field` None)."""
+
+    collection: str
+    record_id: str | None
+    field: str | None
+    old: JsonValue
+    new: JsonValue
+
+
+def record_changes(before: dict[str, JsonValue], after: dict[str, JsonValue]) -> list[Change]:
+    """What differs between two states, record by record, in collection, id and field order."""
     found = []
     for name in sorted(set(before) | set(after)):
         old, new = before.get(name), after.get(name)
         if old == new:
             continue
         if not (isinstance(old, list) and isinstance(new, list)):
-            found.append(f"{name}: {json.dumps(old)[:60]} -> {json.dumps(new)[:60]}")
+            found.append(Change(name, None, None, old, new))
             continue
         olds = {str(r.get("id")): r for r in old if isinstance(r, dict)}
         news = {str(r.get("id")): r for r in new if isinstance(r, dict)}
         for rid in sorted(set(olds) | set(news)):
             a, b = olds.get(rid), news.get(rid)
             if a is None or b is None:
-                found.append(f"{name}/{rid}: {'added' if a is None else 'removed'}")
+                found.append(Change(name, rid, None, a, b))
             elif a != b:
-                found += [f"{name}/{rid}.{k}: {json.dumps(a.get(k))[:40]} -> {json.dumps(b.get(k))[:40]}"
-                          for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
-    return found[:limit]
+                found += [Change(name, rid, k, a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return found
+
+
+def state_changes(before: dict[str, JsonValue], after: dict[str, JsonValue], limit: int = 3) -> list[str]:
+    """What differs between two states ('visits/V1.status: "booked" -> "cancelled"'), at most `limit` of them: what
+    a finding names so that its reader knows where to look."""
+    return [f"{c.collection}: {json.dumps(c.old)[:60]} -> {json.dumps(c.new)[:60]}" if c.record_id is None
+            else f"{c.collection}/{c.record_id}: {'added' if c.old is None else 'removed'}" if c.field is None
+            else f"{c.collection}/{c.record_id}.{c.field}: {json.dumps(c.old)[:40]} -> {json.dumps(c.new)[:40]}"
+            for c in record_changes(before, after)[:limit]]
 
 
 def _field(state: dict[str, JsonValue], assertion: StateAssertion) -> JsonValue:

@@ -461,15 +461,15 @@ async def changeable_owned(bundle: EnvironmentBundle, sessions: KeptSessions) ->
         listed = bundle.initial_state.get(group.collection)
         records = {str(r["id"]): r for r in listed if isinstance(r, dict) and "id" in r} \
             if isinstance(listed, list) else {}
+        by_owner: dict[object, list[str]] = {}
+        for record_id in group.ids:
+            by_owner.setdefault(records[record_id].get(group.owner or ""), []).append(record_id)
+        tried = [record_id for ids in by_owner.values() for record_id in ids][:TRIED_AT_MOST]  # whole owners first
         for tool in bundle.tools:
             example = tool.examples[0] if tool.examples else {}
             named = [k for k, v in example.items() if isinstance(v, str) and v in records]
             if tool.kind != ToolKind.COMMIT or effect_collection(tool) != group.collection or not named:
                 continue
-            by_owner: dict[object, list[str]] = {}
-            for record_id in group.ids:
-                by_owner.setdefault(records[record_id].get(group.owner or ""), []).append(record_id)
-            tried = [record_id for ids in by_owner.values() for record_id in ids][:TRIED_AT_MOST]  # whole owners first
             async with sessions.session(bundle) as session:
                 outcomes = await _on_each(session, TaskOverlay(), tool.name, example, named, tried)
             succeeds = [record_id for record_id, outcome in outcomes.items() if outcome.ok]
