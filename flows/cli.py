@@ -174,6 +174,13 @@ def build_parser() -> argparse.ArgumentParser:
     env_import.add_argument("--sandbox", default="auto", metavar="BACKEND", help="where the commits are called to find "
                                                                                  "their effects: auto, docker or bwrap")
     env_import.set_defaults(command=run_env_import_command)
+    env_overlay = env.add_parser("overlay", help="let the generator model add to an imported bundle what the "
+                                                 "scenarios need and it does not state, beside its code")
+    env_overlay.add_argument("bundle_dir", type=Path, metavar="BUNDLE_DIR", help="a bundle `env import` wrote")
+    env_overlay.add_argument("out", type=Path, metavar="OUT_DIR", help="the bundle folder to write, with the overlay")
+    env_overlay.add_argument("--config", type=Path, metavar="PATH", required=True,
+                             help="TOML config whose roles.generator model writes the overlay, and its [sandbox]")
+    env_overlay.set_defaults(command=run_env_overlay_command)
     env_check = env.add_parser("check", help="run the environment checks on a bundle folder, in a sandbox")
     env_check.add_argument("bundle_dir", type=Path, metavar="BUNDLE_DIR", help="bundle folder (environment.json, "
                                                                                "implementation.py)")
@@ -491,6 +498,43 @@ def run_env_import_command(options: argparse.Namespace) -> int:
     if missing:
         print(f"{len(missing)} tools have no example call, which the environment checks need: {', '.join(missing)}; add "
               f"examples to {options.out / ENVIRONMENT_FILE}")
+    print(f"next: abstaingen env check {options.out}")
+    return EXIT_OK
+
+
+def run_env_overlay_command(options: argparse.Namespace) -> int:
+    import asyncio
+
+    from abstaingen.generators.llm.needs import missing_scenarios
+    from abstaingen.generators.llm.stages import LlmGenerator
+    from abstaingen.store import ENVIRONMENT_FILE, write_bundle
+
+    if (options.out / ENVIRONMENT_FILE).exists():
+        raise AbstaingenError(f"{options.out} already holds a bundle; write the overlaid one into a new folder")
+    bundle = read_bundle(options.bundle_dir)
+    if bundle.origin != "imported" or bundle.overlay is not None:
+        raise AbstaingenError(f"{options.bundle_dir}: an overlay goes on a bundle `abstaingen env import` wrote "
+                              f"(this one is {'overlaid already' if bundle.overlay else 'of origin ' + bundle.origin})")
+    before = missing_scenarios(bundle)
+
+    async def extend() -> EnvironmentBundle:
+        generator = LlmGenerator(load_config(options.config))
+        try:
+            return await generator.extend_environment(bundle)
+        finally:
+            await generator.aclose()
+
+    extended = asyncio.run(extend())
+    after = missing_scenarios(extended)
+    write_bundle(extended, options.out)
+    added = extended.overlay
+    if added is not None:
+        print(f"the overlay adds {len(added.tools)} tools ({', '.join(added.tools) or 'none'}), "
+              f"{len(added.policies)} rules ({', '.join(p.kind for p in added.policies) or 'none'}), amounts on "
+              f"{', '.join(added.impacts) or 'no imported commit'}, and to the state: {', '.join(added.state) or 'nothing'}")
+    print(f"scenarios the environment cannot carry: {len(before)} before, {len(after)} after -> {options.out}")
+    for finding in after:
+        print(f"  {finding}")
     print(f"next: abstaingen env check {options.out}")
     return EXIT_OK
 

@@ -99,9 +99,12 @@ def _allowed(database: type[BaseModel], name: str) -> set[str] | None:
 
 def to_database(state: dict[str, Any], keyed: dict[str, bool], database: type[BaseModel]) -> dict[str, Any]:
     """abstaingen's state as the domain's database: a keyed collection's list back into a dict by id, without
-    the fields its model does not know when it forbids them (a notes field abstaingen's rules added)."""
+    the fields its model does not know when it forbids them (a notes field abstaingen's rules added), and
+    without the collections the database has none of."""
     data = {}
     for name, value in state.items():
+        if name not in database.model_fields:  # a collection abstaingen's overlay added: the domain never reads it
+            continue
         if name not in keyed:
             data[name] = value
             continue
@@ -149,8 +152,6 @@ def call(state: dict[str, Any], module: str, toolkit: str, database: str, keyed:
     except Exception as exc:  # tau2's environment answers every exception as an error message
         raise ValueError(f"{type(exc).__name__}: {exc}") from None
     after = db.model_dump(mode="json", exclude_unset=True)
-    if after != before:
-        written = to_state(after, keyed, state)
-        state.clear()
-        state.update(written)
+    if after != before:  # the database's collections written back; an overlay's own collections kept as they are
+        state.update(to_state(after, keyed, state))
     return _jsonable(result)

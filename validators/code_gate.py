@@ -272,8 +272,13 @@ def inspect_source(source: str, tool_names: list[str]) -> list[str]:
 
 def check_code(bundle: EnvironmentBundle) -> CheckResult:
     if bundle.origin == "imported":  # someone else's Python, imports and classes and all: the gate's rules are for
-        # handlers written to our form; the sandbox policy keeps imported code in an isolating sandbox
-        return CheckResult(name=CHECK, passed=True, detail="imported code is not gated: it runs only in an isolating "
-                                                           "sandbox")
+        # handlers written to our form; the sandbox policy keeps imported code in an isolating sandbox. An
+        # overlay's code is ours (a model's), and gated like any
+        if bundle.overlay is None:
+            return CheckResult(name=CHECK, passed=True, detail="imported code is not gated: it runs only in an "
+                                                               "isolating sandbox")
+        problems = inspect_source(bundle.overlay.implementation, bundle.overlay.tools)
+        return CheckResult(name=CHECK, passed=not problems, detail="; ".join(problems[:10]) or
+                           "the overlay's code passed; imported code is not gated: it runs only in an isolating sandbox")
     problems = inspect_source(bundle.implementation, [t.name for t in bundle.tools])
     return CheckResult(name=CHECK, passed=not problems, detail="; ".join(problems[:10]) or "ok")

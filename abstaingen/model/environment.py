@@ -150,6 +150,23 @@ class EnvironmentSource(Model):
                                                           "LICENSE file), when it states one")
 
 
+class EnvironmentOverlay(Model):
+    """What abstaingen added to an imported environment, beside its code and never in it, so that scenarios
+    its source states nothing for can be written in it (`abstaingen env overlay`). The bundle holds it applied:
+    its tools, policies, impacts and state are among the bundle's, and its code follows the imported code."""
+
+    tools: list[str] = Field(default_factory=list, description="the tools it added; their handlers are `implementation`'s")
+    impacts: list[str] = Field(default_factory=list, description="the imported commits it declared an amount impact on")
+    policies: list[Policy] = Field(default_factory=list, description="the rules it added")
+    state: list[str] = Field(default_factory=list, description=(
+        "what `extend_state` added to the imported state: `collection.field` for a field given to its records, "
+        "`collection` for a collection of its own"))
+    implementation: str = Field(description="its Python: the added tools' handlers and `def extend_state(state)`, held "
+                                            "to the code gate like a model's handlers, run after the imported code")
+    written_by: dict[str, str] = Field(default_factory=dict, description="the model (name, family) and the prompt's "
+                                                                         "hash that wrote it")
+
+
 class EnvironmentBundle(LeavesOutEmpty):
     """An executable sandbox: tools, a JSON state and the Python that implements the tools.
 
@@ -175,8 +192,10 @@ class EnvironmentBundle(LeavesOutEmpty):
     written_by: dict[str, str] = Field(default_factory=dict, description="llm bundles: the model (name, family) "
                                                                          "and the prompt's hash that wrote it")
     source: EnvironmentSource | None = Field(default=None, description="imported bundles: where they were read from")
+    overlay: EnvironmentOverlay | None = Field(default=None, description="imported bundles: what abstaingen added to "
+                                                                         "the imported environment, if anything")
 
-    left_out_when_empty: ClassVar[tuple[str, ...]] = ("written_by", "source")  # builtin bundles hash as before
+    left_out_when_empty: ClassVar[tuple[str, ...]] = ("written_by", "source", "overlay")  # builtin bundles hash as before
 
     @model_validator(mode="after")
     def _consistent(self) -> EnvironmentBundle:
@@ -189,6 +208,9 @@ class EnvironmentBundle(LeavesOutEmpty):
                 raise ValueError(f"environment {self.env_id}: {tool.name} is undone by unknown tool {tool.undone_by}")
         if (self.origin == "imported") != (self.source is not None):
             raise ValueError(f"environment {self.env_id}: an imported bundle names its source, and only it")
+        if self.overlay is not None and (self.origin != "imported" or not set(self.overlay.tools) <= set(names)):
+            raise ValueError(f"environment {self.env_id}: an overlay is on an imported bundle, and its tools are the "
+                             "bundle's")
         return self
 
     @cached_property

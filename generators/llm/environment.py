@@ -89,30 +89,36 @@ class EnvironmentDraft(Draft):
     implementation: str = Field(min_length=20, description="Python: one function per tool, def name(state, **args)")
 
 
+def tool_spec(tool: ToolDraft, problems: list[str]) -> ToolSpec | None:
+    """The tool card the draft describes; None, with what is wrong in `problems`, when it cannot be made."""
+    example = _json_object(tool.example_arguments_json, f"{tool.name}.example_arguments_json", problems)
+    schema = {"type": "object", "additionalProperties": False,
+              "properties": {p.name: {"type": p.type, "description": p.description} for p in tool.parameters},
+              "required": [p.name for p in tool.parameters if p.required]}
+    impact = None
+    if tool.impact_category or tool.impact_argument:
+        if tool.impact_argument not in {p.name for p in tool.parameters} or not tool.impact_category:
+            problems.append(f"conversion: tool {tool.name}: impact_argument must name one of its parameters, "
+                            "with an impact_category")
+        else:
+            impact = AmountImpact(category=tool.impact_category, argument=tool.impact_argument)
+    try:
+        return ToolSpec(name=tool.name, description=tool.description, kind=tool.kind, input_schema=schema,
+                        examples=[example] if example is not None else [], impact=impact,
+                        effect=tool.effect or None, undone_by=tool.undone_by or None)
+    except ValidationError as exc:
+        problems += [f"conversion: tool {tool.name}: {_said(e['msg'])}" for e in exc.errors()]
+        return None
+
+
 def to_bundle(spec: CapabilitySpec, candidate: EnvironmentDraft) -> EnvironmentBundle:
     """The bundle the draft describes; ValueError lists what cannot be converted."""
     problems: list[str] = []
     state = _json_object(candidate.initial_state_json, "initial_state_json", problems)
-    tools = []
-    for tool in candidate.tools:
-        example = _json_object(tool.example_arguments_json, f"{tool.name}.example_arguments_json", problems)
-        schema = {"type": "object", "additionalProperties": False,
-                  "properties": {p.name: {"type": p.type, "description": p.description} for p in tool.parameters},
-                  "required": [p.name for p in tool.parameters if p.required]}
-        impact = None
-        if tool.impact_category or tool.impact_argument:
-            if tool.impact_argument not in {p.name for p in tool.parameters} or not tool.impact_category:
-                problems.append(f"conversion: tool {tool.name}: impact_argument must name one of its parameters, "
-                                "with an impact_category")
-            else:
-                impact = AmountImpact(category=tool.impact_category, argument=tool.impact_argument)
-        try:
-            tools.append(ToolSpec(name=tool.name, description=tool.description, kind=tool.kind, input_schema=schema,
-                                  examples=[example] if example is not None else [], impact=impact,
-                                  effect=tool.effect or None, undone_by=tool.undone_by or None))
-        except ValidationError as exc:
-            problems += [f"conversion: tool {tool.name}: {_said(e['msg'])}" for e in exc.errors()]
-    policies = [policy for rule in candidate.rules if (policy := _policy(rule, candidate, problems)) is not None]
+    tools = [made for tool in candidate.tools if (made := tool_spec(tool, problems)) is not None]
+    kinds = {t.name: t.kind for t in candidate.tools}
+    moved = {t.impact_category for t in candidate.tools if t.impact_category}
+    policies = [policy for rule in candidate.rules if (policy := to_policy(rule, kinds, moved, problems)) is not None]
     if problems:
         raise ValueError("; ".join(problems))
     body = {"domain": spec.domain, "description": candidate.description, "initial_state": state,
@@ -124,29 +130,29 @@ def to_bundle(spec: CapabilitySpec, candidate: EnvironmentDraft) -> EnvironmentB
         raise ValueError("; ".join(f"conversion: {_said(e['msg'])}" for e in exc.errors())) from None
 
 
-def _policy(rule: RuleDraft, candidate: EnvironmentDraft, problems: list[str]) -> Policy | None:
-    tools = {t.name: t for t in candidate.tools}
+def to_policy(rule: RuleDraft, kinds: dict[str, str], moved: set[str], problems: list[str]) -> Policy | None:
+    """The rule the draft describes, given the environment's tools (name -> kind) and the categories its commits
+    move; None, with what is wrong in `problems`, when it names what the environment lacks."""
     found: list[str] = []
     if rule.kind == "confirmation":
-        if not any(t.impact_category == rule.category for t in candidate.tools):
-            moved = sorted({t.impact_category for t in candidate.tools if t.impact_category})
+        if rule.category not in moved:
             found.append(f"category {rule.category!r} is no commit's impact_category (they are: "
-                         f"{', '.join(map(repr, moved)) or 'none'}): use one of those, or set it on the commit that "
-                         "moves it")
+                         f"{', '.join(map(repr, sorted(moved))) or 'none'}): use one of those, or set it on the commit "
+                         "that moves it")
         policy: Policy | None = ConfirmationPolicy(category=rule.category, threshold=rule.threshold,
                                                    statement=rule.statement) if not found else None
     elif rule.kind == "cross_check":
-        if rule.mirror_tool not in tools or tools[rule.mirror_tool].kind == "commit":
-            lookups = ", ".join(name for name, t in tools.items() if t.kind != "commit")
-            found.append(f"mirror_tool {rule.mirror_tool!r} is " + ("a commit tool" if rule.mirror_tool in tools else
+        if kinds.get(rule.mirror_tool, "commit") == "commit":
+            lookups = ", ".join(name for name, kind in kinds.items() if kind != "commit")
+            found.append(f"mirror_tool {rule.mirror_tool!r} is " + ("a commit tool" if rule.mirror_tool in kinds else
                                                                     "no tool") + f": name a lookup ({lookups})")
         policy = CrossCheckPolicy(collection=rule.collection, field=rule.field, mirror_tool=rule.mirror_tool,
                                   tolerance=rule.tolerance, statement=rule.statement) if not found else None
     elif rule.kind == "notes":
         policy = NotesPolicy(collection=rule.collection, field=rule.field or "notes", statement=rule.statement)
     else:
-        if len(rule.actions) < 2 or any(tools.get(a) is None or tools[a].kind != "commit" for a in rule.actions):
-            commits = ", ".join(name for name, t in tools.items() if t.kind == "commit")
+        if len(rule.actions) < 2 or any(kinds.get(a) != "commit" for a in rule.actions):
+            commits = ", ".join(name for name, kind in kinds.items() if kind == "commit")
             found.append(f"actions {rule.actions} must be two or more commit tools (the commits: {commits})")
         policy = ChoicePolicy(actions=rule.actions, statement=rule.statement) if not found else None
     problems += [f"conversion: {rule.kind} rule: {problem}" for problem in found]

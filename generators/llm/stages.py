@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from abstaingen.errors import AbstaingenError
 from abstaingen.generators.base import PROVIDER_ERROR, ItemLost, NotApplicable, PositiveTask, register_generator
-from abstaingen.generators.llm import capability, environment, perturbation, positive
+from abstaingen.generators.llm import capability, environment, overlay, perturbation, positive
 from abstaingen.model import CapabilitySpec, EnvironmentBundle, Provenance, Scenario, TaskPair
 from abstaingen.model.release import GenerationReport
 from abstaingen.prompts import template_hash
@@ -80,6 +80,13 @@ class LlmGenerator:
             self.caller, self.model_key, spec, self.backend, self.rounds, self.log, self.allow_unsandboxed))
         return bundle.model_copy(update={"written_by": {"model": self.model.name, "family": self.model.family,
                                                         "prompt": template_hash(environment.STAGE)}})
+
+    async def extend_environment(self, bundle: EnvironmentBundle) -> EnvironmentBundle:
+        """An imported bundle with an overlay for the scenarios it cannot carry (`abstaingen env overlay`);
+        the llm backend's alone, since only a model can say what someone else's environment leaves unstated."""
+        return await self._run(overlay.STAGE, overlay.extend_environment(
+            self.caller, self.model_key, bundle, self.backend, self.rounds, self.log,
+            {"model": self.model.name, "family": self.model.family, "prompt": template_hash(overlay.STAGE)}))
 
     async def write_positive_task(self, bundle: EnvironmentBundle, scenario: Scenario, variant: int,
                                   seed: int) -> PositiveTask:
