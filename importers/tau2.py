@@ -20,59 +20,10 @@ from typing import Any
 
 from abstaingen.errors import AbstaingenError
 from abstaingen.importers.base import ImportOptions, env_id_for, importer, require_file, source_of
+from abstaingen.importers.python_source import annotation_schema, docstring_parts, examples_from_state
 from abstaingen.model import EnvironmentBundle, JsonValue, ToolKind, ToolSpec
 
 RUNTIME = Path(__file__).with_name("tau2_runtime.py")
-_SCALARS = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
-
-
-def _schema(annotation: ast.expr | None) -> dict[str, JsonValue]:
-    """A JSON Schema for a parameter's annotation, as far as its text tells; {} (anything) for a model class."""
-    if annotation is None:
-        return {}
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):  # a string annotation
-        return _schema(ast.parse(annotation.value, mode="eval").body)
-    if isinstance(annotation, ast.Name):
-        if annotation.id in _SCALARS:
-            return {"type": _SCALARS[annotation.id]}
-        return {"type": "object"} if annotation.id in ("dict", "Dict") else {"type": "array"} if annotation.id in (
-            "list", "List") else {}
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):  # X | None
-        parts = [_schema(side) for side in (annotation.left, annotation.right)
-                 if not (isinstance(side, ast.Constant) and side.value is None)]
-        return parts[0] if len(parts) == 1 else {}
-    if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name):
-        outer, inner = annotation.value.id, annotation.slice
-        items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
-        if outer in ("List", "list", "Sequence"):
-            return {"type": "array", "items": _schema(items[0])}
-        if outer in ("Dict", "dict"):
-            return {"type": "object"}
-        if outer == "Optional":
-            return _schema(items[0])
-        if outer == "Union":
-            parts = [_schema(item) for item in items if not (isinstance(item, ast.Constant) and item.value is None)]
-            return parts[0] if len(parts) == 1 else {}
-        values = [item.value for item in items if isinstance(item, ast.Constant)]
-        if outer == "Literal" and len(values) == len(items) and all(isinstance(v, str | int | float) for v in values):
-            return {"enum": [v for v in values if isinstance(v, str | int | float)]}
-    return {}
-
-
-def _described(docstring: str) -> tuple[str, dict[str, str]]:
-    """The docstring's first paragraph, and each argument's text from its `Args:` section."""
-    paragraphs = re.split(r"\n\s*\n", docstring.strip())
-    summary = " ".join(paragraphs[0].split()) if paragraphs and not paragraphs[0].lstrip().startswith("Args:") else ""
-    args: dict[str, str] = {}
-    section = re.search(r"^\s*Args:\s*\n(.*?)(?=^\s*(?:Returns|Raises|Yields|Example)s?:|\Z)", docstring, re.S | re.M)
-    if section:
-        name = None
-        for line in section.group(1).splitlines():
-            if match := re.match(r"\s*(\w+)\s*(?:\([^)]*\))?:\s*(.*)", line):
-                name, args[match.group(1)] = match.group(1), match.group(2).strip()
-            elif name and line.strip():
-                args[name] += " " + line.strip()
-    return summary, args
 
 
 def _kind(decorator: ast.Call) -> ToolKind:
@@ -96,13 +47,13 @@ def read_toolkit(source: str, path: Path) -> tuple[str, list[ToolSpec]]:
                               and isinstance(d.func, ast.Name) and d.func.id == "is_tool"), None)
             if decorator is None or not isinstance(method, ast.FunctionDef):
                 continue
-            summary, described = _described(ast.get_docstring(method) or "")
+            summary, described = docstring_parts(ast.get_docstring(method) or "")
             params = method.args.args[1:]  # after self
             defaults = dict(zip([p.arg for p in params][len(params) - len(method.args.defaults):], method.args.defaults,
                                 strict=True))
             properties: dict[str, JsonValue] = {}
             for param in params:
-                schema = _schema(param.annotation)
+                schema = annotation_schema(param.annotation)
                 if param.arg in described:
                     schema["description"] = described[param.arg]
                 properties[param.arg] = schema
@@ -148,25 +99,6 @@ def _examples(tasks_path: Path, tools: list[ToolSpec]) -> dict[str, dict[str, Js
             if isinstance(properties, dict) and isinstance(required, list) and set(map(str, required)) <= set(args) \
                     <= set(properties):
                 found[tool.name] = args
-    return found
-
-
-def _from_state(tools: list[ToolSpec], state: dict[str, JsonValue]) -> dict[str, dict[str, JsonValue]]:
-    """For a tool the tasks never call, arguments taken from the database: each required argument the value
-    of the field of that name in the first record that has it ("customer_id", "phone_number"); none when an
-    argument names no field."""
-    first: dict[str, JsonValue] = {}
-    for records in state.values():
-        for record in records if isinstance(records, list) else []:
-            if isinstance(record, dict):
-                for field, value in record.items():
-                    if isinstance(value, str | int | float) and not isinstance(value, bool):
-                        first.setdefault(field, value)
-    found = {}
-    for tool in tools:
-        required = tool.input_schema.get("required")
-        if isinstance(required, list) and required and all(str(name) in first for name in required):
-            found[tool.name] = {str(name): first[str(name)] for name in required}
     return found
 
 
@@ -223,7 +155,7 @@ def import_tau2(root: Path, options: ImportOptions) -> EnvironmentBundle:
     state, keyed = _state(raw, db_path)
     tasks_path, policy_path = data / "tasks.json", data / "policy.md"
     examples = _examples(tasks_path, tools)
-    examples = {**_from_state([tool for tool in tools if tool.name not in examples], state), **examples}
+    examples = {**examples_from_state([tool for tool in tools if tool.name not in examples], state), **examples}
     tools = [tool.model_copy(update={"examples": [examples[tool.name]] if tool.name in examples else []})
              for tool in tools]
     read = [*files.values(), db_path, *(p for p in (tasks_path, policy_path) if p.is_file())]
