@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 
 from abstaingen.importers import ImportOptions, get_importer
-from abstaingen.importers.effects import derive_effects, with_effects
+from abstaingen.importers.effects import derive, with_derived
 from abstaingen.model import ToolKind
 from abstaingen.sandboxes.backends import get_backend
 from abstaingen.sandboxes.session import SandboxSession
@@ -37,7 +37,7 @@ def main() -> None:
     bundle = get_importer(options.kind)(options.source, ImportOptions(name=options.name))
     read = time.perf_counter() - start
     start = time.perf_counter()
-    bundle = with_effects(bundle, anyio.run(derive_effects, bundle, backend))
+    bundle = with_derived(bundle, anyio.run(derive, bundle, backend))
     effects = time.perf_counter() - start
     records = sum(len(v) for v in bundle.initial_state.values() if isinstance(v, list))
     print(f"{bundle.env_id}: {len(bundle.tools)} tools, {records} records, read in {read:.2f} s, "

@@ -471,7 +471,7 @@ def run_env_import_command(options: argparse.Namespace) -> int:
     import asyncio
 
     from abstaingen.importers import ImportOptions, get_importer
-    from abstaingen.importers.effects import derive_effects, with_effects
+    from abstaingen.importers.effects import derive, with_derived
     from abstaingen.sandboxes.backends import select_backend
     from abstaingen.store import ENVIRONMENT_FILE, write_bundle
 
@@ -481,13 +481,16 @@ def run_env_import_command(options: argparse.Namespace) -> int:
         raise AbstaingenError(f"{options.source}: no such folder")
     bundle = get_importer(options.kind)(options.source, ImportOptions(name=options.name, license=options.license))
     backend = select_backend(options.sandbox)
-    if backend.isolated:  # what each commit changes, by calling it: the effect its card declares
-        effects = asyncio.run(derive_effects(bundle, backend))
-        bundle = with_effects(bundle, effects)
-        for tool, effect in effects.items():
+    if backend.isolated:  # what each commit changes and what undoes it, by calling them: what its card declares
+        derived = asyncio.run(derive(bundle, backend))
+        bundle = with_derived(bundle, derived)
+        for tool, effect in derived.effects.items():
             print(f"{tool} changes {effect} (found by calling it in {backend.name})")
+        for tool, undo in derived.undone_by.items():
+            print(f"{tool} is undone by {undo} (found by calling one after the other in {backend.name})")
     else:
-        print(f"the commits' effects were not found: imported code runs only in docker or bwrap, not {backend.name}")
+        print(f"the commits' effects and undos were not found: imported code runs only in docker or bwrap, not "
+              f"{backend.name}")
     write_bundle(bundle, options.out)
     commits = sum(tool.kind == ToolKind.COMMIT for tool in bundle.tools)
     records = sum(len(value) for value in bundle.initial_state.values() if isinstance(value, list))

@@ -22,7 +22,7 @@ def importer_kinds() -> list[str]:
 
 
 def _load_builtin_importers() -> None:
-    from abstaingen.importers import bundle, plain, tau2  # noqa: F401  (each registers itself)
+    from abstaingen.importers import agentabstain, bundle, plain, tau2  # noqa: F401  (each registers itself)
 
 
 __all__ = ["IMPORTERS", "EnvImporter", "ImportOptions", "get_importer", "importer", "importer_kinds"]

@@ -1,10 +1,13 @@
-"""What each commit of an imported environment changes, found by calling it: the `effect` its tool card
-declares ("orders.status=cancelled"), which the scenarios' checks compare between tools and which an
-imported environment does not state. Run in the sandbox, never on the host."""
+"""What each commit of an imported environment changes and which commit undoes it, found by calling them:
+the `effect` its tool card declares ("orders.status=cancelled") and its `undone_by`, which the scenarios' checks
+and the environment checks use and which an imported environment does not state. Run in the sandbox, never on
+the host."""
 
 from __future__ import annotations
 
-from abstaingen.model import EnvironmentBundle, JsonValue, TaskOverlay, ToolKind
+from typing import NamedTuple
+
+from abstaingen.model import EnvironmentBundle, JsonValue, TaskOverlay, ToolKind, ToolSpec
 from abstaingen.model.task import record_changes
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.session import SandboxSession, calling, run_episodes
@@ -29,20 +32,52 @@ def effect_of(before: dict[str, JsonValue], after: dict[str, JsonValue], args: d
     return f"{changes[0].collection}.{field}"
 
 
-async def derive_effects(bundle: EnvironmentBundle, backend: SandboxBackend) -> dict[str, str]:
-    """tool -> the effect its example call had, for each commit that declares none and has an example."""
-    tools = [t for t in bundle.tools if t.kind == ToolKind.COMMIT and t.effect is None and t.examples]
+class Derived(NamedTuple):
+    effects: dict[str, str]  # commit -> the effect its example call had
+    undone_by: dict[str, str]  # commit -> the commit that, called after it, brought the state back
+
+
+def _undo_arguments(commit: ToolSpec, undo: ToolSpec) -> dict[str, JsonValue] | None:
+    """The commit's example arguments the undo takes, when they are all it requires."""
+    properties = undo.input_schema.get("properties")
+    required = undo.input_schema.get("required")
+    taken = {k: v for k, v in commit.examples[0].items() if isinstance(properties, dict) and k in properties}
+    return taken if isinstance(required, list) and required and set(map(str, required)) <= set(taken) else None
+
+
+async def derive(bundle: EnvironmentBundle, backend: SandboxBackend) -> Derived:
+    """For each commit that declares none and has an example: its effect, from calling the example; and its
+    undo, the first other commit that, called right after it with the arguments of the example it takes,
+    brings the state back exactly (as the environment checks' reversibility check calls it)."""
+    commits = [t for t in bundle.tools if t.kind == ToolKind.COMMIT and t.examples]
+    undone = {t.undone_by for t in bundle.tools if t.undone_by}
+    tried = [(commit, undo, arguments) for commit in commits if commit.undone_by is None and commit.name not in undone
+             for undo in commits if undo is not commit and (arguments := _undo_arguments(commit, undo)) is not None]
+    alone = [t for t in commits if t.effect is None]
+
+    def both(commit: ToolSpec, undo: ToolSpec, arguments: dict[str, JsonValue]):  # noqa: ANN202
+        async def call():  # noqa: ANN202
+            first = await calling(session, commit.name, commit.examples[0])()
+            return first.ok and (await calling(session, undo.name, arguments)()).ok
+        return call
+
     with bundle_in_scratch(bundle) as folder:
         async with SandboxSession(folder, backend) as session:
             done = await run_episodes(session, bundle.env_id, [(TaskOverlay(), calling(session, t.name, t.examples[0]))
-                                                               for t in tools])
+                                                               for t in alone])
+            undone_runs = await run_episodes(session, bundle.env_id, [(TaskOverlay(), both(*trial)) for trial in tried])
     effects = {}
-    for tool, (trace, outcome) in zip(tools, done, strict=True):
+    for tool, (trace, outcome) in zip(alone, done, strict=True):
         if outcome.ok and (effect := effect_of(bundle.initial_state, trace.final_state, tool.examples[0])):
             effects[tool.name] = effect
-    return effects
+    undone_by: dict[str, str] = {}
+    for (commit, undo, _), (trace, ok) in zip(tried, undone_runs, strict=True):
+        if ok and commit.name not in undone_by and undo.name not in undone_by and trace.final_state == bundle.initial_state:
+            undone_by[commit.name] = undo.name
+    return Derived(effects, undone_by)
 
 
-def with_effects(bundle: EnvironmentBundle, effects: dict[str, str]) -> EnvironmentBundle:
-    return bundle.model_copy(update={"tools": [t.model_copy(update={"effect": effects[t.name]}) if t.name in effects
-                                               else t for t in bundle.tools]})
+def with_derived(bundle: EnvironmentBundle, derived: Derived) -> EnvironmentBundle:
+    return bundle.model_copy(update={"tools": [t.model_copy(update={
+        **({"effect": derived.effects[t.name]} if t.name in derived.effects else {}),
+        **({"undone_by": derived.undone_by[t.name]} if t.name in derived.undone_by else {})}) for t in bundle.tools]})

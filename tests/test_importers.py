@@ -18,7 +18,7 @@ from abstaingen.store import read_bundle, write_bundle
 from abstaingen.validators.code_gate import check_code
 
 DATA = Path(__file__).parent / "data" / "importers"
-TAU2, PLAIN = DATA / "tau2-mini", DATA / "plain-mini"
+TAU2, PLAIN, AGENTABSTAIN = DATA / "tau2-mini", DATA / "plain-mini", DATA / "agentabstain-mini"
 
 
 def tau2(root: Path = TAU2, name: str | None = "shop") -> EnvironmentBundle:
@@ -26,9 +26,43 @@ def tau2(root: Path = TAU2, name: str | None = "shop") -> EnvironmentBundle:
 
 
 def test_the_importers_are_registered_by_kind() -> None:
-    assert importer_kinds() == ["bundle", "plain", "tau2"]
-    with pytest.raises(AbstaingenError, match=r"unknown environment importer 'agentabstain' \(known: bundle, plain, tau2\)"):
-        get_importer("agentabstain")
+    assert importer_kinds() == ["agentabstain", "bundle", "plain", "tau2"]
+    with pytest.raises(AbstaingenError, match=r"unknown environment importer 'mcp' \(known: agentabstain, bundle, plain, "
+                                              r"tau2\)"):
+        get_importer("mcp")
+
+
+def test_an_agentabstain_environment_becomes_the_tools_its_class_registers() -> None:
+    bundle = get_importer("agentabstain")(AGENTABSTAIN, ImportOptions(name="pantry"))
+    tools = {tool.name: tool for tool in bundle.tools}
+    assert {name: tool.kind for name, tool in tools.items()} == {  # registered name, not the function's (get_item)
+        "list_items": ToolKind.LOOKUP, "get_item": ToolKind.LOOKUP, "use_item": ToolKind.COMMIT,
+        "discard_item": ToolKind.COMMIT, "restore_item": ToolKind.COMMIT}
+    assert tools["list_items"].input_schema["properties"] == {"owner": {"type": "string",
+                                                                       "description": "whose items, e.g. Mia"}}
+    assert tools["get_item"].description == "Get one item."  # the docstring's summary; its Args describe item_id
+    assert tools["get_item"].input_schema["properties"] == {"item_id": {"type": "string",
+                                                                       "description": "the item's id, e.g. I1"}}
+    assert tools["use_item"].description == "Use some of an item; the quantity left goes down."  # the decorator's
+    assert tools["use_item"].input_schema["required"] == ["item_id"]  # quantity has a default
+    assert tools["use_item"].examples == [{"item_id": "I1"}]
+    assert bundle.initial_state["items"][0]["quantity"] == 2  # the act side's state, not the abstain side's (0)
+    assert bundle.description.startswith("The pantry of a shared flat")
+    assert bundle.source is not None and (bundle.source.kind, bundle.source.name) == ("agentabstain", "pantry")
+    assert "SOURCE = " in bundle.implementation and check_code(bundle).passed  # left to the sandbox
+
+
+def test_an_agentabstain_source_without_the_environment_or_its_state_is_one_line(tmp_path: Path) -> None:
+    shutil.copytree(AGENTABSTAIN, tmp_path / "data")
+    with pytest.raises(AbstaingenError, match=r"name the environment with --name \(in .*: pantry\)"):
+        get_importer("agentabstain")(tmp_path / "data", ImportOptions())
+    (tmp_path / "data/environments/pantry/environment.py").write_text("class Pantry:\n    pass\n")
+    with pytest.raises(AbstaingenError, match=r"no class derived from BaseEnvironment"):
+        get_importer("agentabstain")(tmp_path / "data", ImportOptions(name="pantry"))
+    for state in (tmp_path / "data").glob("tasks/**/pantry.json"):
+        state.unlink()
+    with pytest.raises(AbstaingenError, match=r"no task holds initial_states/pantry.json"):
+        get_importer("agentabstain")(tmp_path / "data", ImportOptions(name="pantry"))
 
 
 def test_a_tau2_domain_becomes_tools_with_kinds_schemas_and_examples() -> None:
@@ -161,7 +195,7 @@ def test_env_import_writes_a_bundle_folder_and_says_what_is_missing(tmp_path: Pa
     tasks.write_text(json.dumps([task for task in json.loads(tasks.read_text()) if task["id"] == "0"]))
     assert main(["env", "import", "tau2", str(root), str(tmp_path / "out"), "--name", "shop", "--sandbox", "local"]) == 0
     said = capsys.readouterr().out
-    assert "the commits' effects were not found: imported code runs only in docker or bwrap, not local" in said
+    assert "the commits' effects and undos were not found: imported code runs only in docker or bwrap, not local" in said
     assert "5 tools (2 commit), 2 collections (5 records)" in said
     assert "3 tools have no example call, which the environment checks need: cancel_order, change_address, add" in said and "next: abstaingen env check" in said
     assert read_bundle(tmp_path / "out").origin == "imported"

@@ -11,6 +11,7 @@ import pytest
 from sandbox_backends import ISOLATED
 
 from abstaingen.importers import ImportOptions, get_importer
+from abstaingen.importers.effects import derive, with_derived
 from abstaingen.model import TaskOverlay
 from abstaingen.sandboxes.backends import get_backend
 from abstaingen.sandboxes.session import SandboxSession, run_episodes
@@ -20,7 +21,8 @@ from abstaingen.validators.validate import check_candidate_environment
 pytestmark = pytest.mark.component
 
 DATA = Path(__file__).parent / "data" / "importers"
-SOURCES = {"tau2": (DATA / "tau2-mini", "shop"), "plain": (DATA / "plain-mini", None)}
+SOURCES = {"tau2": (DATA / "tau2-mini", "shop"), "plain": (DATA / "plain-mini", None),
+           "agentabstain": (DATA / "agentabstain-mini", "pantry")}
 
 
 @pytest.mark.parametrize("backend", ISOLATED)
@@ -28,6 +30,7 @@ SOURCES = {"tau2": (DATA / "tau2-mini", "shop"), "plain": (DATA / "plain-mini", 
 def test_an_imported_environment_passes_the_environment_checks(kind: str, backend: str) -> None:
     root, name = SOURCES[kind]
     bundle = get_importer(kind)(root, ImportOptions(name=name))
+    bundle = with_derived(bundle, anyio.run(derive, bundle, get_backend(backend)))  # as `env import` does
     checks = anyio.run(check_candidate_environment, bundle, get_backend(backend))
     assert [(c.name, c.passed) for c in checks if not c.passed] == [], [c.detail for c in checks]
     assert {c.name for c in checks} >= {"sandbox_policy", "code_gate", "env_callable", "env_read_only",
@@ -82,3 +85,32 @@ def test_env_import_finds_what_each_commit_changes_by_calling_it(tmp_path: Path,
     assert effects == {"get_order": None, "list_orders": None, "cancel_order": "orders.status=cancelled",
                        "change_address": "customers.address", "add": None}
 
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+def test_an_agentabstain_environments_own_class_serves_the_calls(tmp_path: Path, backend: str, capsys) -> None:
+    from abstaingen.flows.cli import main
+    from abstaingen.store import read_bundle
+
+    root, name = SOURCES["agentabstain"]
+    assert main(["env", "import", "agentabstain", str(root), str(tmp_path / "pantry"), "--name", str(name),
+                 "--sandbox", backend]) == 0
+    out = capsys.readouterr().out
+    assert f"discard_item is undone by restore_item (found by calling one after the other in {backend})" in out
+    bundle = read_bundle(tmp_path / "pantry")
+    assert {t.name: (t.effect, t.undone_by) for t in bundle.tools if t.kind == "commit"} == {
+        "use_item": ("items.quantity", None), "discard_item": ("items.status=discarded", "restore_item"),
+        "restore_item": (None, None)}
+
+    async def episode():
+        async with SandboxSession(tmp_path / "pantry", get_backend(backend)) as session:
+            async def calls():
+                return [await session.call("get_item", {"item_id": "I2"}),  # an async tool
+                        await session.call("use_item", {"item_id": "I1", "quantity": 2}),
+                        await session.call("use_item", {"item_id": "I1"})]  # a ToolError
+            return await run_episodes(session, bundle.env_id, [(TaskOverlay(), calls)])
+
+    [(trace, (read, used, refused))] = anyio.run(episode)
+    assert read.ok and read.result["name"] == "Basmati rice"  # type: ignore[index]
+    assert used.ok and not refused.ok and refused.error == "Not enough of I1 left"
+    assert trace.final_state["items"][0]["quantity"] == 0  # type: ignore[index]

@@ -106,6 +106,9 @@ WRONG = {
     "shadows the imported code": ({**GOOD, "implementation": CODE + "\n\ndef call(state):\n    return None\n"},
                                   "implementation: 'call' is a name the imported code defines"),
     "imports os": ({**GOOD, "implementation": "import os\n" + CODE}, "implementation: line 1: import of 'os'"),
+    "puts an amount on a lookup": ({**GOOD, "impacts": [{"tool": "get_order", "impact_category": "refund",
+                                                         "impact_argument": "order_id"}]},
+                                   "conversion: impact on 'get_order': name an imported commit tool"),
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import Field, ValidationError
@@ -130,7 +131,7 @@ def to_bundle(spec: CapabilitySpec, candidate: EnvironmentDraft) -> EnvironmentB
         raise ValueError("; ".join(f"conversion: {_said(e['msg'])}" for e in exc.errors())) from None
 
 
-def to_policy(rule: RuleDraft, kinds: dict[str, str], moved: set[str], problems: list[str]) -> Policy | None:
+def to_policy(rule: RuleDraft, kinds: Mapping[str, str], moved: set[str], problems: list[str]) -> Policy | None:
     """The rule the draft describes, given the environment's tools (name -> kind) and the categories its commits
     move; None, with what is wrong in `problems`, when it names what the environment lacks."""
     found: list[str] = []

@@ -16,7 +16,15 @@ from pydantic import Field
 from abstaingen.generators.llm.environment import RuleDraft, ToolDraft, to_policy, tool_spec
 from abstaingen.generators.llm.needs import NEEDS, missing_scenarios
 from abstaingen.generators.llm.positive import state_json, tool_cards, tried_examples
-from abstaingen.model import AmountImpact, EnvironmentBundle, EnvironmentOverlay, JsonValue, TaskOverlay, ToolKind, ToolSpec
+from abstaingen.model import (
+    AmountImpact,
+    EnvironmentBundle,
+    EnvironmentOverlay,
+    JsonValue,
+    TaskOverlay,
+    ToolKind,
+    ToolSpec,
+)
 from abstaingen.model.common import content_hash
 from abstaingen.model.environment import TODAY
 from abstaingen.model.perturbation import SCENARIOS
@@ -121,8 +129,9 @@ async def apply_overlay(bundle: EnvironmentBundle, candidate: OverlayDraft, back
     impacts: dict[str, AmountImpact] = {}
     for impact in candidate.impacts:
         commit = imported.get(impact.tool)
-        arguments = commit.input_schema.get("properties", {}) if commit is not None else {}
-        if commit is None or commit.kind != ToolKind.COMMIT or impact.impact_argument not in (arguments or {}):
+        arguments = commit.input_schema.get("properties") if commit is not None else None
+        if commit is None or commit.kind != ToolKind.COMMIT or not isinstance(arguments, dict) or \
+                impact.impact_argument not in arguments:
             problems.append(f"conversion: impact on {impact.tool!r}: name an imported commit tool and one of its "
                             "arguments that holds the amount (a tool you add declares its own impact instead)")
         else:
