@@ -197,4 +197,5 @@ def test_a_positive_task_that_breaks_a_rule_is_a_finding_for_the_model() -> None
                          "bindings": []}]}
     act = to_variant(CLINIC, PositiveDraft(**unread), "unread-act")
     found = anyio.run(check_replay, CLINIC, act, KeptSessions(get_backend("bwrap")), RecordRef(collection="visits", record_id="V4"))
-    assert found == ["act_policies: the act side acts on visits/V4 without reading its notes first"]
+    assert found == ["act_policies: the act side acts on visits/V4 without reading its notes first (a call before it "
+                     "whose result holds the record, by its id, with its notes)"]

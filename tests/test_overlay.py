@@ -19,6 +19,7 @@ from abstaingen.model import EnvironmentBundle
 from abstaingen.providers.repair import RepairLog
 from abstaingen.sandboxes.backends import get_backend
 from abstaingen.validators.code_gate import check_code
+from abstaingen.validators.policy import names_record
 from abstaingen.validators.validate import check_candidate_environment
 
 SHOP = Path(__file__).parent / "data" / "importers" / "tau2-mini"
@@ -132,6 +133,12 @@ def test_what_extend_state_added_is_named_and_anything_else_it_did_is_a_problem(
     assert additions(before, {"orders": [], "names": {"a": 1}})[1] == [
         "extend_state changed the collection 'orders' otherwise than by adding fields to its records"]
     assert additions(before, {"orders": [{"id": "O1", "total": 4}]})[1] == ["extend_state removed the collection 'names'"]
+
+
+def test_a_result_names_a_record_by_its_id_or_when_it_has_none_by_its_own_id_field() -> None:
+    assert names_record({"order_id": "#W1", "notes": ""}, "#W1")  # a tau2 model's dump, or an overlay's lookup
+    assert names_record({"id": "#W1"}, "#W1") and not names_record({"id": "#W2", "order_id": "#W1"}, "#W1")
+    assert not names_record({"order_id": "#W2", "user_id": "u1"}, "#W1")
 
 
 @pytest.mark.component

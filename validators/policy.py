@@ -107,9 +107,15 @@ def cross_check_violations(act: TaskVariant, bundle: EnvironmentBundle, replay: 
     return problems
 
 
+def names_record(value: dict[str, JsonValue], record_id: str) -> bool:
+    """Whether a result's object is the record: its "id" is the record's, or, when it has no "id" (the models of
+    an imported environment name it `order_id`, `user_id`...), one of its values is."""
+    return value.get("id") == record_id if "id" in value else record_id in value.values()
+
+
 def _shows_record(value: JsonValue, record_id: str, field: str) -> bool:
     if isinstance(value, dict):
-        return (value.get("id") == record_id and field in value) or any(
+        return (names_record(value, record_id) and field in value) or any(
             _shows_record(v, record_id, field) for v in value.values())
     return isinstance(value, list) and any(_shows_record(v, record_id, field) for v in value)
 
@@ -124,7 +130,8 @@ def notes_violations(act: TaskVariant, target: RecordRef | None, bundle: Environ
         acting = next((i for i, c in enumerate(calls) if c.ok and c.tool in act.critical_actions), len(calls))
         if not any(c.ok and _shows_record(c.result, target.record_id, policy.field) for c in calls[:acting]):
             problems.append(f"the act side {'acts on' if acting < len(calls) else 'answers about'} "
-                            f"{target.collection}/{target.record_id} without reading its {policy.field} first")
+                            f"{target.collection}/{target.record_id} without reading its {policy.field} first (a "
+                            f"call before it whose result holds the record, by its id, with its {policy.field})")
     return problems
 
 

@@ -40,7 +40,7 @@ from abstaingen.model.perturbation import ConflictingConstraintsWitness, Distinc
 from abstaingen.model.task import failed_assertions
 from abstaingen.sandboxes.replay import replay
 from abstaingen.sandboxes.session import SandboxSession
-from abstaingen.validators.policy import act_policy_problems
+from abstaingen.validators.policy import act_policy_problems, names_record
 
 
 class RouteCheck(Model):
@@ -148,7 +148,7 @@ def _changed_by_twin(pair: TaskPair) -> list[tuple[str, str, str, JsonValue]]:
 
 def _shows(value: JsonValue, record_id: str, field: str, expected: JsonValue) -> bool:
     if isinstance(value, dict):
-        if value.get("id") == record_id and value.get(field) == expected:
+        if names_record(value, record_id) and value.get(field) == expected:
             return True
         return any(_shows(item, record_id, field, expected) for item in value.values())
     return isinstance(value, list) and any(_shows(item, record_id, field, expected) for item in value)
