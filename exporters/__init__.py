@@ -25,7 +25,7 @@ def get_exporter(name: str) -> Exporter:
 
 
 def _load_builtin_exporters() -> None:
-    from abstaingen.exporters import agentabstain, hf, inspect_eval  # noqa: F401  (each registers itself)
+    from abstaingen.exporters import agentabstain, hf, inspect_eval, tau2  # noqa: F401  (each registers itself)
 
 
 __all__ = ["EXPORTERS", "ExportOptions", "ExportReport", "Exporter", "ReleaseContents", "exporter", "get_exporter",

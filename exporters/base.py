@@ -37,6 +37,8 @@ class ExportOptions(Model):
     license: str = Field(default="cc-by-4.0", description="the data's licence id, for formats that state one")
     allow_unsandboxed: bool = Field(default=False, description="export environments written by a model to formats "
                                                                "whose harness runs environment code in-process")
+    sandbox: str = Field(default="auto", description="where an exporter that replays the reference calls (tau2) runs "
+                                                    "the environment: auto, docker or bwrap")
 
 
 Exporter = Callable[[ReleaseContents, Path, ExportOptions], ExportReport]

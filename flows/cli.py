@@ -278,6 +278,14 @@ def build_parser() -> argparse.ArgumentParser:
     agentabstain.add_argument("--allow-unsandboxed", action="store_true",
                               help="export model-written environments too (the harness runs their code in-process)")
     agentabstain.set_defaults(command=run_export_command, exporter="agentabstain")
+    tau2 = export.add_parser("tau2", help="the pairs in a tau2-bench domain as tau2 tasks (tasks.json), which tau2's "
+                                          "runner loads beside the domain's own")
+    tau2.add_argument("release_dir", type=Path, metavar="RELEASE_DIR")
+    tau2.add_argument("out", type=Path, metavar="OUT_DIR", help="a new or empty folder")
+    tau2.add_argument("--sandbox", default="auto", metavar="BACKEND", help="where the reference calls are replayed: "
+                                                                           "auto, docker or bwrap")
+    tau2.add_argument("--allow-unsandboxed", action="store_true", help="replay imported code in a plain subprocess")
+    tau2.set_defaults(command=run_export_command, exporter="tau2")
     inspect = export.add_parser("inspect", help="an Inspect AI task file: one sample per side, our environment as MCP "
                                                 "tools (env serve in the sandbox), our scorer")
     inspect.add_argument("release_dir", type=Path, metavar="RELEASE_DIR")
@@ -708,7 +716,8 @@ def run_export_command(options: argparse.Namespace) -> int:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise AbstaingenError(f"{out}: exists and is not an empty folder; an export is written to a new one")
     settings = ExportOptions(license=getattr(options, "license", "cc-by-4.0"),
-                             allow_unsandboxed=getattr(options, "allow_unsandboxed", False))
+                             allow_unsandboxed=getattr(options, "allow_unsandboxed", False),
+                             sandbox=getattr(options, "sandbox", "auto"))
     if options.exporter == "hf":
         from abstaingen.exporters.hf import HfExportOptions
 
