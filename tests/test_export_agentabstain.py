@@ -236,3 +236,73 @@ def test_model_written_environments_need_allow_unsandboxed(tmp_path: Path, capsy
                                      "Odd Name--S3_0"])
 def test_a_task_id_is_a_fixed_point_of_their_normalisation(pair_id: str) -> None:
     assert normalize_task_id(task_id_of(pair_id)) == task_id_of(pair_id)
+
+
+def pantry_release(folder: Path, overlay: bool) -> Path:
+    """A release in AgentAbstain's pantry environment (written for the tests, imported with `env import
+    agentabstain`), optionally with an overlay that adds a notes lookup: a builtin pair's sides rewritten onto it."""
+    from abstaingen.importers import ImportOptions, get_importer
+    from abstaingen.model import EnvironmentOverlay, ExecutionDag, TaskOverlay, ToolSpec
+    from abstaingen.model.dag import DagNode
+
+    bundle = get_importer("agentabstain")(Path(__file__).parent / "data/importers/agentabstain-mini",
+                                          ImportOptions(name="pantry"))
+    if overlay:
+        code = ('def get_item_notes(state, item_id):\n    for item in state["items"]:\n        if item["id"] == item_id:\n'
+                '            return {"item_id": item_id, "notes": item.get("notes", "")}\n'
+                '    raise ValueError(f"no item {item_id}")\n')
+        notes = ToolSpec(name="get_item_notes", description="An item's notes.", kind="lookup", examples=[{"item_id": "I1"}],
+                         input_schema={"type": "object", "properties": {"item_id": {"type": "string"}},
+                                       "required": ["item_id"]})
+        state = {"items": [{**item, "notes": "keep for Friday" if item["id"] == "I1" else ""}
+                           for item in bundle.initial_state["items"]]}  # type: ignore[union-attr]
+        bundle = bundle.model_copy(update={
+            "env_id": bundle.env_id + "-overlay-x", "tools": [*bundle.tools, notes], "initial_state": state,
+            "implementation": bundle.implementation + "\n" + code,
+            "overlay": EnvironmentOverlay(tools=["get_item_notes"], state=["items.notes"], implementation=code)})
+    pair = builtin_pair(Scenario.S1)
+    dag = ExecutionDag(nodes=[DagNode(id="n1", tool="list_items", args={"owner": "Mia"}),
+                              DagNode(id="n2", tool="use_item", args={"item_id": "I1", "quantity": 1})])
+    sides = {side: getattr(pair, side).model_copy(update={
+        "env_id": bundle.env_id, "reference_dag": dag if side == "act" else ExecutionDag(nodes=dag.nodes[:1]),
+        "critical_actions": ["use_item"], "overlay": TaskOverlay(), "final_state": []}) for side in ("act", "abstain")}
+    return publish(folder / "releases", [bundle], [pair.model_copy(update=sides)])
+
+
+@pytest.mark.parametrize("overlay", [False, True])
+def test_an_agentabstain_environment_goes_back_as_its_own_class(tmp_path: Path, overlay: bool,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Their environment.py comes back unchanged (and needs no --allow-unsandboxed: it is their code); an overlay's
+    tools are registered beside its own by a subclass (model-written: it needs the flag). In a fresh interpreter
+    with the double's runtime, their task server's facade builds it and its tools run on the exported state."""
+    release = pantry_release(tmp_path, overlay)
+    out = tmp_path / "out"
+    flag = ["--allow-unsandboxed"] if overlay else []
+    if overlay:
+        assert cli.main(["export", "agentabstain", str(release), str(out)]) == 2
+        assert "runs environment code in its own process" in capsys.readouterr().err
+    assert cli.main(["export", "agentabstain", str(release), str(out), *flag]) == 0
+    [package] = [p for p in (out / "environments").iterdir() if p.is_dir()]
+    source = (package / "environment.py").read_text()
+    theirs = (Path(__file__).parent / "data/importers/agentabstain-mini/environments/pantry/environment.py").read_text()
+    assert source.startswith(theirs.rstrip())
+    env = package.name
+    [state_file] = out.glob(f"tasks/*/*/act/initial_states/{env}.json")
+    script = f"""
+import json
+from abstention_factory.environments.multi import build_multi_environment
+state = json.load(open({str(state_file)!r}))
+menv = build_multi_environment(["{env}"], {{"{env}": state}})
+names = sorted(s["name"] for s in menv.get_tool_schemas())
+used = menv.call_tool("{env}.use_item", item_id="I1", quantity=1)
+notes = menv.call_tool("{env}.get_item_notes", item_id="I1") if "{env}.get_item_notes" in names else None
+print(json.dumps({{"names": names, "left": menv.state["{env}"]["items"][0]["quantity"], "notes": notes}}))
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "AGENTABSTAIN_DATA": str(out), "PYTHONPATH": str(DOUBLE)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    expected = {f"{env}.{name}" for name in ("list_items", "get_item", "use_item", "discard_item", "restore_item")}
+    assert set(seen["names"]) == expected | ({f"{env}.get_item_notes"} if overlay else set())
+    assert seen["left"] == 1  # their own use_item ran on the exported state (2 of oat milk, one used)
+    assert seen["notes"] == ({"item_id": "I1", "notes": "keep for Friday"} if overlay else None)

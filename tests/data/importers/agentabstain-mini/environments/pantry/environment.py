@@ -23,6 +23,16 @@ class PantryEnvironment(BaseEnvironment):
     def _load_state(self, initial_state: dict[str, Any]) -> dict[str, Any]:
         return copy.deepcopy(initial_state)
 
+    @classmethod
+    def get_example_state(cls) -> dict[str, Any]:
+        return {"items": [{"id": "I9", "item_id": "I9", "name": "Salt", "owner": "Mia", "quantity": 1,
+                           "status": "in_pantry"}]}
+
+    @classmethod
+    def get_state_schema(cls) -> dict[str, Any]:
+        return {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object"}}},
+                "required": ["items"]}
+
     def _item(self, item_id: str) -> dict[str, Any]:
         for item in self.state["items"]:
             if item["item_id"] == item_id:
