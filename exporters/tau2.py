@@ -13,10 +13,12 @@ merges into its database), and whose evaluation is tau2's:
 - abstain: no actions, so the database must stay as it starts, and an `nl_assertions` entry saying what the
   agent should do instead (`reward_basis` DB and NL_ASSERTION).
 
-Left out: pairs outside tau2 domains, and pairs tau2 cannot pose as written: a side that hides or breaks tools
-(tau2 has no such setting per task), a call of a tool the overlay added, a scenario whose rule the overlay
-added (tau2 gives the agent the domain's policy, which does not state it), a state change on a field or
-collection the overlay added, or a record the side adds or removes.
+A lookup the overlay added that a side calls only to follow the overlay's rules (its notes, a second system's
+copy) is left out of the actions: tau2's agent has neither the tool nor the rule. Left out: pairs outside tau2
+domains, and pairs tau2 cannot pose as written: a side that hides or breaks tools (tau2 has no such setting
+per task), a commit the overlay added or a lookup of it whose result the side depends on, a scenario whose
+rule the overlay added (tau2 gives the agent the domain's policy, which does not state it), a state change on
+a field or collection the overlay added, or a record the side adds or removes.
 """
 
 from __future__ import annotations
@@ -104,6 +106,21 @@ def database_update(bundle: EnvironmentBundle, side: TaskVariant) -> tuple[dict[
     return update, None
 
 
+def overlay_calls(side: TaskVariant, bundle: EnvironmentBundle, tools: set[str]) -> set[str]:
+    return {n.tool for n in side.reference_dag.nodes if n.tool in tools}
+
+
+def dropped(side: TaskVariant, bundle: EnvironmentBundle, tools: set[str]) -> list[str]:
+    """The overlay's lookups the side calls only to follow the overlay's rules (a notes lookup, a second system's
+    copy): tau2's agent has neither those tools nor those rules, so the task leaves them out. A lookup whose result
+    the side's answer or a commit's argument comes from is not one of them."""
+    used = {ref.node for n in side.reference_dag.nodes for ref in n.bindings.values()}
+    if side.answer_from is not None:
+        used.add(side.answer_from.node)
+    return [n.tool for n in side.reference_dag.nodes if n.tool in tools and n.id not in used
+            and bundle.tool(n.tool).kind != "commit"]
+
+
 def left_out_because(pair: TaskPair, bundle: EnvironmentBundle) -> str | None:
     if bundle.source is None or bundle.source.kind != "tau2":
         return "its environment is not a tau2 domain"
@@ -114,8 +131,8 @@ def left_out_because(pair: TaskPair, bundle: EnvironmentBundle) -> str | None:
     for side in (pair.act, pair.abstain):
         if side.overlay.hidden_tools or side.overlay.broken_tools:
             return f"its {side.task_type} side hides or breaks tools"
-        if used := sorted({n.tool for n in side.reference_dag.nodes} & tools):
-            return f"its {side.task_type} side calls {used[0]}, a tool the overlay added"
+        if used := sorted(overlay_calls(side, bundle, tools) - set(dropped(side, bundle, tools))):
+            return f"its {side.task_type} side depends on {used[0]}, a tool the overlay added"
         if (reason := database_update(bundle, side)[1]) is not None:
             return f"its {side.task_type} side: {reason}"
     return None
@@ -166,7 +183,9 @@ def reference_calls(bundle: EnvironmentBundle, sides: list[TaskVariant], backend
             async with SandboxSession(folder, backend) as session:
                 return await replay(session, sides, runs=1)
 
-    return {r.task_id: [(c.tool, c.args) for c in r.trace.calls if c.ok] for r in anyio.run(replay_all)}
+    skipped = {side.task_id: set(dropped(side, bundle, _added(bundle)[0])) for side in sides}
+    return {r.task_id: [(c.tool, c.args) for c in r.trace.calls if c.ok and c.tool not in skipped[r.task_id]]
+            for r in anyio.run(replay_all)}
 
 
 @exporter("tau2")

@@ -84,7 +84,9 @@ def test_what_tau2_cannot_pose_is_left_out_with_its_reason() -> None:
     assert left_out_because(on_shop(removed), bundle) == "its act side: it adds or removes records of orders"
     overlaid = bundle.model_copy(update={"overlay": EnvironmentOverlay(
         tools=["cancel_order"], state=["orders.notes"], implementation="")})
-    assert left_out_because(on_shop(), overlaid) == "its act side calls cancel_order, a tool the overlay added"
+    assert left_out_because(on_shop(), overlaid) == "its act side depends on cancel_order, a tool the overlay added"
+    read_only = bundle.model_copy(update={"overlay": EnvironmentOverlay(tools=["list_orders"], implementation="")})
+    assert left_out_because(on_shop(), read_only) is None  # a lookup nothing depends on: left out of the actions
     noted = bundle.model_copy(update={"overlay": EnvironmentOverlay(state=["orders.notes"], implementation="")})
     patch = [PatchOp(op="set", collection="orders", record_id="O1", values={"notes": "do not cancel"})]
     assert left_out_because(on_shop(patch), noted) == ("its act side: it changes orders.notes, a field the overlay "
@@ -98,3 +100,6 @@ def test_the_reference_calls_are_replayed_in_the_sandbox(backend: str) -> None:
     calls = reference_calls(shop(), [pair.act], backend, allow_unsandboxed=False)
     assert calls[pair.act.task_id] == [("list_orders", {"customer_id": "C1"}),
                                        ("cancel_order", {"order_id": "O1", "reason": "late"})]
+    read_only = shop().model_copy(update={"overlay": EnvironmentOverlay(tools=["list_orders"], implementation="")})
+    calls = reference_calls(read_only, [pair.act], backend, allow_unsandboxed=False)
+    assert calls[pair.act.task_id] == [("cancel_order", {"order_id": "O1", "reason": "late"})]  # the overlay's lookup

@@ -28,7 +28,10 @@ def main() -> int:
     parser.add_argument("--domain", required=True)
     options = parser.parse_args()
 
-    from tau2.data_model.message import AssistantMessage, ToolCall, ToolMessage
+    from loguru import logger
+
+    logger.remove()  # tau2 logs every tool response at DEBUG
+    from tau2.data_model.message import AssistantMessage, ToolCall
     from tau2.data_model.tasks import Task
     from tau2.evaluator.evaluator_env import EnvironmentEvaluator
 
