@@ -75,7 +75,9 @@ class EnvironmentSpec:
                     environment._log_tool_call(_name, params, None, success=False, error=message)
                     raise tool_error(message) from None
                 environment._log_tool_call(_name, params, result)
-                return result
+                # an object is the call's structured content; any other value (an imported tool's id, a list) is
+                # its JSON text, as abstaingen's own server sends every result
+                return result if isinstance(result, dict) else json.dumps(result, ensure_ascii=False)
 
             signature = _signature(tool["input_schema"])
             call.__signature__ = signature  # type: ignore[attr-defined]
@@ -99,4 +101,4 @@ def _signature(schema: dict[str, Any]) -> inspect.Signature:
         else:
             parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=kind | None,
                                                 default=None))
-    return inspect.Signature(parameters, return_annotation=dict)
+    return inspect.Signature(parameters, return_annotation=Any)

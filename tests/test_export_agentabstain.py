@@ -250,16 +250,21 @@ def pantry_release(folder: Path, overlay: bool) -> Path:
     if overlay:
         code = ('def get_item_notes(state, item_id):\n    for item in state["items"]:\n        if item["id"] == item_id:\n'
                 '            return {"item_id": item_id, "notes": item.get("notes", "")}\n'
-                '    raise ValueError(f"no item {item_id}")\n')
+                '    raise ValueError(f"no item {item_id}")\n\n\n'
+                'def count_items(state, owner):\n    return sum(item["owner"] == owner for item in state["items"])\n')
         notes = ToolSpec(name="get_item_notes", description="An item's notes.", kind="lookup", examples=[{"item_id": "I1"}],
                          input_schema={"type": "object", "properties": {"item_id": {"type": "string"}},
                                        "required": ["item_id"]})
+        count = ToolSpec(name="count_items", description="How many items an owner has.", kind="lookup",
+                         examples=[{"owner": "Mia"}], input_schema={"type": "object", "properties": {
+                             "owner": {"type": "string"}}, "required": ["owner"]})
         state = {"items": [{**item, "notes": "keep for Friday" if item["id"] == "I1" else ""}
                            for item in bundle.initial_state["items"]]}  # type: ignore[union-attr]
         bundle = bundle.model_copy(update={
-            "env_id": bundle.env_id + "-overlay-x", "tools": [*bundle.tools, notes], "initial_state": state,
+            "env_id": bundle.env_id + "-overlay-x", "tools": [*bundle.tools, notes, count], "initial_state": state,
             "implementation": bundle.implementation + "\n" + code,
-            "overlay": EnvironmentOverlay(tools=["get_item_notes"], state=["items.notes"], implementation=code)})
+            "overlay": EnvironmentOverlay(tools=["get_item_notes", "count_items"], state=["items.notes"],
+                                          implementation=code)})
     pair = builtin_pair(Scenario.S1)
     dag = ExecutionDag(nodes=[DagNode(id="n1", tool="list_items", args={"owner": "Mia"}),
                               DagNode(id="n2", tool="use_item", args={"item_id": "I1", "quantity": 1})])
@@ -289,20 +294,28 @@ def test_an_agentabstain_environment_goes_back_as_its_own_class(tmp_path: Path, 
     env = package.name
     [state_file] = out.glob(f"tasks/*/*/act/initial_states/{env}.json")
     script = f"""
-import json
+import asyncio, json
+from fastmcp import Client
 from abstention_factory.environments.multi import build_multi_environment
 state = json.load(open({str(state_file)!r}))
 menv = build_multi_environment(["{env}"], {{"{env}": state}})
 names = sorted(s["name"] for s in menv.get_tool_schemas())
 used = menv.call_tool("{env}.use_item", item_id="I1", quantity=1)
 notes = menv.call_tool("{env}.get_item_notes", item_id="I1") if "{env}.get_item_notes" in names else None
-print(json.dumps({{"names": names, "left": menv.state["{env}"]["items"][0]["quantity"], "notes": notes}}))
+
+async def text(name, **args):  # a result that is not an object reaches the agent as its JSON text
+    async with Client(menv.mcp) as client:
+        return (await client.call_tool(name, args)).content[0].text
+
+count = asyncio.run(text("{env}.count_items", owner="Mia")) if "{env}.count_items" in names else None
+print(json.dumps({{"names": names, "left": menv.state["{env}"]["items"][0]["quantity"], "notes": notes, "count": count}}))
 """
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "AGENTABSTAIN_DATA": str(out), "PYTHONPATH": str(DOUBLE)})
     assert run.returncode == 0, run.stderr[-2000:]
     seen = json.loads(run.stdout.strip().splitlines()[-1])
     expected = {f"{env}.{name}" for name in ("list_items", "get_item", "use_item", "discard_item", "restore_item")}
-    assert set(seen["names"]) == expected | ({f"{env}.get_item_notes"} if overlay else set())
+    assert set(seen["names"]) == expected | ({f"{env}.get_item_notes", f"{env}.count_items"} if overlay else set())
+    assert seen["count"] == ("2" if overlay else None)
     assert seen["left"] == 1  # their own use_item ran on the exported state (2 of oat milk, one used)
     assert seen["notes"] == ({"item_id": "I1", "notes": "keep for Friday"} if overlay else None)
