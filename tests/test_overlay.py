@@ -135,6 +135,18 @@ def test_what_extend_state_added_is_named_and_anything_else_it_did_is_a_problem(
     assert additions(before, {"orders": [{"id": "O1", "total": 4}]})[1] == ["extend_state removed the collection 'names'"]
 
 
+def test_the_overlay_prompts_example_is_a_draft_its_stage_accepts() -> None:
+    from abstaingen.generators.llm.overlay import EXTEND, OverlayDraft, _top_level_names
+    from abstaingen.prompts import render
+    from abstaingen.validators.code_gate import inspect_source
+
+    prompt = render("overlay", schema="{}", needs={}, lacking=[], today="2026-12-05", max_tools=6, extend=EXTEND,
+                    forbidden=[], domain="clinic", description="", tools="[]", state="{}", collections={})
+    example = OverlayDraft.model_validate(json.loads(prompt.system.split("its own tasks need):\n", 1)[1]))
+    assert inspect_source(example.implementation, [t.name for t in example.tools]) == []
+    assert EXTEND in _top_level_names(example.implementation)
+
+
 def test_a_result_names_a_record_by_its_id_or_when_it_has_none_by_its_own_id_field() -> None:
     assert names_record({"order_id": "#W1", "notes": ""}, "#W1")  # a tau2 model's dump, or an overlay's lookup
     assert names_record({"id": "#W1"}, "#W1") and not names_record({"id": "#W2", "order_id": "#W1"}, "#W1")
