@@ -99,8 +99,12 @@ def runnable(pair: TaskPair) -> bool:
 @exporter("agentabstain")
 def export_agentabstain(contents: ReleaseContents, out: Path, options: ExportOptions) -> ExportReport:
     bundles = {b.env_id: b for b in contents.bundles}
+    if overlaid := [b.env_id for b in contents.bundles if their_package(b) is not None and b.overlay is not None]:
+        raise AbstaingenError(f"{overlaid[0]}: an AgentAbstain environment with an overlay does not export to their "
+                              "layout yet (their class would be handed the fields the overlay added); export the "
+                              "release in another layout")
     written_by_models = [env_id for env_id in untrusted(contents.bundles)  # their own class goes back as it came
-                         if their_class(bundles[env_id]) is None or bundles[env_id].overlay is not None]
+                         if their_package(bundles[env_id]) is None]
     if written_by_models and not options.allow_unsandboxed:
         raise AbstaingenError(f"{len(written_by_models)} environments hold code abstaingen did not write (first: "
                               f"{written_by_models[0]}); the AgentAbstain harness runs environment code in its own "
@@ -146,65 +150,38 @@ def _metadata(pair: TaskPair, category: str, env: str, contents: ReleaseContents
                 "source": f"{contents.manifest.name} {contents.manifest.version}", "canary": pair.canary}}
 
 
-def their_class(bundle: EnvironmentBundle) -> tuple[str, str] | None:
-    """For an environment `env import agentabstain` read: its environment.py as it was read, and its class's name
-    (both read from the implementation, not run); None for any other."""
+def their_package(bundle: EnvironmentBundle) -> tuple[dict[str, str], str] | None:
+    """For an environment `env import agentabstain` read: its package's files as they were read (file name ->
+    source) and its class's name, both read from the implementation, not run; None for any other."""
     if bundle.source is None or bundle.source.kind != "agentabstain":
         return None
-    found = re.search(r"^SOURCE = (\".*\")$", bundle.implementation, re.M)
-    if found is None:
+    start = bundle.implementation.find("\nSOURCES = ")
+    if start < 0:
         return None
-    source = json.loads(found.group(1))
-    for node in ast.parse(source).body:
+    sources, _ = json.JSONDecoder().raw_decode(bundle.implementation, start + len("\nSOURCES = "))
+    files = {f"{name.rpartition('.')[2]}.py": text for name, text in sources.items()}
+    for node in ast.parse(files.get("environment.py", "")).body:
         if isinstance(node, ast.ClassDef) and any(getattr(b, "id", getattr(b, "attr", "")) == "BaseEnvironment"
                                                   for b in node.bases):
-            return source, node.name
+            return files, node.name
     return None
 
 
-def _write_theirs(folder: Path, bundle: EnvironmentBundle, env: str, source: str, theirs: str) -> None:
-    """An AgentAbstain environment goes back as its own class, under the package's name; an overlay's tools
-    are registered beside its own by a subclass, from the overlay's code (environment.json, implementation.py)."""
+def _write_theirs(folder: Path, bundle: EnvironmentBundle, env: str, files: dict[str, str], theirs: str) -> None:
+    """An AgentAbstain environment goes back as its own package: its files as they were read, its class under the
+    package's name."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "__init__.py").write_text(f'"""{bundle.domain}: AgentAbstain\'s environment, as abstaingen imported it '
                                         f'({bundle.env_id})."""\n', encoding="utf-8")
-    added = bundle.overlay
-    if added is None:
-        alias = "" if class_name(env) == theirs else f"\n\n{class_name(env)} = {theirs}\n"
-        (folder / "environment.py").write_text(source.rstrip() + "\n" + alias, encoding="utf-8")
-        return
-    shutil.copyfile(TOOLS_MODULE, folder / "_tools.py")
-    (folder / IMPLEMENTATION_FILE).write_text(added.implementation, encoding="utf-8")
-    spec = bundle.model_dump(mode="json", exclude={"implementation"})
-    spec["tools"] = [t for t in spec["tools"] if t["name"] in added.tools]
-    _write_json(folder / "environment.json", spec)
-    commits = sorted(t.name for t in bundle.tools if t.name in added.tools and t.kind == "commit")
-    (folder / "environment.py").write_text(f"""{source.rstrip()}
-
-
-# --- abstaingen's overlay ({bundle.env_id}): its tools, registered beside the class's own (see _tools.py) ---
-
-from pathlib import Path as _OverlayPath
-
-from abstention_factory.runtime.base import ToolError as _OverlayToolError
-
-from ._tools import EnvironmentSpec as _OverlaySpec
-
-_OVERLAY = _OverlaySpec(_OverlayPath(__file__).parent)
-
-
-class {class_name(env)}({theirs}):
-    tool_kinds = {{**{theirs}.tool_kinds, **_OVERLAY.tool_kinds}}
-    mutation_tools = set({theirs}.mutation_tools) | {set(commits)!r}
-
-    def _register_tools(self) -> None:
-        super()._register_tools()
-        _OVERLAY.register_tools(self, _OverlayToolError)
-""", encoding="utf-8")
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    if class_name(env) != theirs:
+        with (folder / "environment.py").open("a", encoding="utf-8") as environment:
+            environment.write(f"\n\n{class_name(env)} = {theirs}\n")
 
 
 def _write_package(folder: Path, bundle: EnvironmentBundle, env: str) -> None:
-    if (theirs := their_class(bundle)) is not None:
+    if (theirs := their_package(bundle)) is not None:
         _write_theirs(folder, bundle, env, *theirs)
         return
     folder.mkdir(parents=True, exist_ok=True)

@@ -2,8 +2,9 @@
 `abstention_factory/`, or a folder in its layout), e.g. `--name retail_orders`.
 
 Read, never run, on the host: `environments/<name>/environment.py`, whose class derives from AgentAbstain's
-`BaseEnvironment` and registers its tools on `self.mcp` (`@self.mcp.tool(...)` inside `_register_tools`), and
-the first task's act side's `initial_states/<name>.json` (by path) as the state. Each registered function becomes a tool:
+`BaseEnvironment` and registers its tools on `self.mcp` (`@self.mcp.tool(...)` inside `_register_tools`), the
+package's other modules (its `schema.py`), and the first task's act side's `initial_states/<name>.json` (by path)
+as the state, else what the class's `get_example_state()` returns when that is a literal. Each registered function becomes a tool:
 its name from the decorator or the function, its description from the decorator or the docstring, its argument
 schema from the signature's annotations (`Annotated[..., Field(description=...)]` too), and its kind from the
 class's `tool_kinds` or `mutation_tools` (a mutation is a commit). Example calls come from the state's fields.
@@ -119,6 +120,47 @@ def read_environment(source: str, path: Path) -> tuple[str, str, list[ToolSpec]]
     raise AbstaingenError(f"{path}: no class derived from BaseEnvironment (is this an AgentAbstain environment?)")
 
 
+def known_fields(state: dict) -> dict[str, list[str] | None]:
+    """Per entry of the imported state, the fields its records (or its object) hold; None: anything else."""
+    known: dict[str, list[str] | None] = {}
+    for name, value in state.items():
+        if isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
+            known[name] = sorted({k for r in value for k in r})
+        elif isinstance(value, dict):
+            known[name] = sorted(value)
+        else:
+            known[name] = None
+    return known
+
+
+def _example_state(source: str, path: Path) -> dict | None:
+    """What the class's `get_example_state()` returns, when that is a literal (read, not run)."""
+    for node in ast.walk(ast.parse(source, filename=str(path))):
+        if isinstance(node, ast.FunctionDef) and node.name == "get_example_state":
+            returned = next((n.value for n in ast.walk(node) if isinstance(n, ast.Return) and n.value is not None), None)
+            value = _literal(returned) if returned is not None else None
+            return value if isinstance(value, dict) else None
+    return None
+
+
+def _initial_state(data: Path, name: str, source: str, code: Path) -> tuple[dict, Path | None]:
+    """The first task's act side's state (and its file), else the class's example state."""
+    states = sorted((data / "tasks").glob(f"**/initial_states/{name}.json"),  # an act side's world comes first
+                    key=lambda p: (p.parent.parent.name != "act", p.as_posix()))
+    if not states:
+        if (example := _example_state(source, code)) is not None:
+            return example, None
+        raise AbstaingenError(f"{data / 'tasks'}: no task holds initial_states/{name}.json, and {code} has no "
+                              "get_example_state returning a literal (the environment's state)")
+    try:
+        state = json.loads(states[0].read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise AbstaingenError(f"{states[0]}: not a readable state ({exc})") from None
+    if not isinstance(state, dict):
+        raise AbstaingenError(f"{states[0]}: expected the state as a JSON object")
+    return state, states[0]
+
+
 def _data_folder(root: Path) -> Path:
     for folder in (root, root / "abstention_factory"):
         if (folder / "environments").is_dir():
@@ -135,27 +177,22 @@ def import_agentabstain(root: Path, options: ImportOptions) -> EnvironmentBundle
         known = sorted(p.parent.name for p in (data / "environments").glob("*/environment.py"))
         raise AbstaingenError(f"env import agentabstain: name the environment with --name (in {data}: "
                               f"{', '.join(known) or 'none'})")
-    code = require_file(data / "environments" / name / "environment.py", f"the {name} environment's class")
-    states = sorted((data / "tasks").glob(f"**/initial_states/{name}.json"),  # an act side's world comes first
-                    key=lambda p: (p.parent.parent.name != "act", p.as_posix()))
-    if not states:
-        raise AbstaingenError(f"{data / 'tasks'}: no task holds initial_states/{name}.json (the environment's state)")
-    try:
-        state = json.loads(states[0].read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise AbstaingenError(f"{states[0]}: not a readable state ({exc})") from None
-    if not isinstance(state, dict):
-        raise AbstaingenError(f"{states[0]}: expected the state as a JSON object")
+    package = data / "environments" / name
+    code = require_file(package / "environment.py", f"the {name} environment's class")
     source_text = code.read_text(encoding="utf-8")
     environment, about, tools = read_environment(source_text, code)
+    state, state_file = _initial_state(data, name, source_text, code)
     examples = examples_from_state(tools, state)
     tools = [t.model_copy(update={"examples": [examples[t.name]] if t.name in examples else []}) for t in tools]
-    module = f"abstention_factory.environments.{name}.environment"
-    handlers = "\n\n".join(f"def {tool.name}(state, /, **args):\n    return call(state, {module!r}, {environment!r}, "
-                           f"{tool.name!r}, args)" for tool in tools)
+    prefix = f"abstention_factory.environments.{name}"
+    beside = sorted(p for p in package.glob("*.py") if p.name not in ("environment.py", "__init__.py"))
+    sources = {f"{prefix}.{p.stem}": p.read_text(encoding="utf-8") for p in beside}
+    sources[f"{prefix}.environment"] = source_text  # last: it imports the others
+    handlers = "\n\n".join(f"def {tool.name}(state, /, **args):\n    return call(state, {prefix + '.environment'!r}, "
+                           f"{environment!r}, {tool.name!r}, args, KNOWN)" for tool in tools)
     implementation = (f"{RUNTIME.read_text(encoding='utf-8')}\n\n# --- AgentAbstain's {name} environment, as read by "
-                      f"`abstaingen env import agentabstain` ---\n\nSOURCE = {json.dumps(source_text)}\n"
-                      f"install({module!r}, SOURCE)\n\n\n{handlers}\n")
-    source = source_of("agentabstain", root, [code, states[0]], options)
+                      f"`abstaingen env import agentabstain` ---\n\nKNOWN = {known_fields(state)!r}\n"
+                      f"SOURCES = {json.dumps(sources, indent=0)}\ninstall(SOURCES)\n\n\n{handlers}\n")
+    source = source_of("agentabstain", root, [code, *beside, *([state_file] if state_file else [])], options)
     return EnvironmentBundle(env_id=env_id_for(name, source), domain=name, tools=tools, initial_state=state,
                              description=about, implementation=implementation, origin="imported", source=source)

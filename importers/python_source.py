@@ -67,19 +67,21 @@ def docstring_parts(docstring: str) -> tuple[str, dict[str, str]]:
 
 
 def examples_from_state(tools: list[ToolSpec], state: dict[str, JsonValue]) -> dict[str, dict[str, JsonValue]]:
-    """For a tool the tasks never call, arguments taken from the database: each required argument the value
-    of the field of that name in the first record that has it ("customer_id", "phone_number"); none when an
+    """For a tool the tasks never call, arguments taken from the state: each required argument the value of the
+    field of that name in the first record that has it ("customer_id", "phone_number"; a record of a collection,
+    or an object the state holds, such as a profile); no arguments for a tool that requires none; none when an
     argument names no field."""
     first: dict[str, JsonValue] = {}
-    for records in state.values():
-        for record in records if isinstance(records, list) else []:
+    for entry in state.values():
+        for record in entry if isinstance(entry, list) else [entry]:
             if isinstance(record, dict):
                 for field, value in record.items():
                     if isinstance(value, str | int | float) and not isinstance(value, bool):
                         first.setdefault(field, value)
-    found = {}
+    found: dict[str, dict[str, JsonValue]] = {}
     for tool in tools:
         required = tool.input_schema.get("required")
-        if isinstance(required, list) and required and all(str(name) in first for name in required):
-            found[tool.name] = {str(name): first[str(name)] for name in required}
+        names = [str(name) for name in required] if isinstance(required, list) else []
+        if all(name in first for name in names):
+            found[tool.name] = {name: first[name] for name in names}
     return found

@@ -240,31 +240,16 @@ def test_a_task_id_is_a_fixed_point_of_their_normalisation(pair_id: str) -> None
 
 def pantry_release(folder: Path, overlay: bool) -> Path:
     """A release in AgentAbstain's pantry environment (written for the tests, imported with `env import
-    agentabstain`), optionally with an overlay that adds a notes lookup: a builtin pair's sides rewritten onto it."""
+    agentabstain`), optionally with an overlay: a builtin pair's sides rewritten onto it."""
     from abstaingen.importers import ImportOptions, get_importer
-    from abstaingen.model import EnvironmentOverlay, ExecutionDag, TaskOverlay, ToolSpec
+    from abstaingen.model import EnvironmentOverlay, ExecutionDag, TaskOverlay
     from abstaingen.model.dag import DagNode
 
     bundle = get_importer("agentabstain")(Path(__file__).parent / "data/importers/agentabstain-mini",
                                           ImportOptions(name="pantry"))
     if overlay:
-        code = ('def get_item_notes(state, item_id):\n    for item in state["items"]:\n        if item["id"] == item_id:\n'
-                '            return {"item_id": item_id, "notes": item.get("notes", "")}\n'
-                '    raise ValueError(f"no item {item_id}")\n\n\n'
-                'def count_items(state, owner):\n    return sum(item["owner"] == owner for item in state["items"])\n')
-        notes = ToolSpec(name="get_item_notes", description="An item's notes.", kind="lookup", examples=[{"item_id": "I1"}],
-                         input_schema={"type": "object", "properties": {"item_id": {"type": "string"}},
-                                       "required": ["item_id"]})
-        count = ToolSpec(name="count_items", description="How many items an owner has.", kind="lookup",
-                         examples=[{"owner": "Mia"}], input_schema={"type": "object", "properties": {
-                             "owner": {"type": "string"}}, "required": ["owner"]})
-        state = {"items": [{**item, "notes": "keep for Friday" if item["id"] == "I1" else ""}
-                           for item in bundle.initial_state["items"]]}  # type: ignore[union-attr]
-        bundle = bundle.model_copy(update={
-            "env_id": bundle.env_id + "-overlay-x", "tools": [*bundle.tools, notes, count], "initial_state": state,
-            "implementation": bundle.implementation + "\n" + code,
-            "overlay": EnvironmentOverlay(tools=["get_item_notes", "count_items"], state=["items.notes"],
-                                          implementation=code)})
+        bundle = bundle.model_copy(update={"env_id": bundle.env_id + "-overlay-x", "overlay": EnvironmentOverlay(
+            state=["items.notes"], implementation="")})
     pair = builtin_pair(Scenario.S1)
     dag = ExecutionDag(nodes=[DagNode(id="n1", tool="list_items", args={"owner": "Mia"}),
                               DagNode(id="n2", tool="use_item", args={"item_id": "I1", "quantity": 1})])
@@ -274,48 +259,74 @@ def pantry_release(folder: Path, overlay: bool) -> Path:
     return publish(folder / "releases", [bundle], [pair.model_copy(update=sides)])
 
 
-@pytest.mark.parametrize("overlay", [False, True])
-def test_an_agentabstain_environment_goes_back_as_its_own_class(tmp_path: Path, overlay: bool,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    """Their environment.py comes back unchanged (and needs no --allow-unsandboxed: it is their code); an overlay's
-    tools are registered beside its own by a subclass (model-written: it needs the flag). In a fresh interpreter
-    with the double's runtime, their task server's facade builds it and its tools run on the exported state."""
-    release = pantry_release(tmp_path, overlay)
+def test_an_agentabstain_environment_goes_back_as_its_own_package(tmp_path: Path) -> None:
+    """Its files come back as they were read (and need no --allow-unsandboxed: it is their code). In a fresh
+    interpreter with the double's runtime, their task server's facade builds it and its tools run on the exported
+    state."""
+    release = pantry_release(tmp_path, overlay=False)
     out = tmp_path / "out"
-    flag = ["--allow-unsandboxed"] if overlay else []
-    if overlay:
-        assert cli.main(["export", "agentabstain", str(release), str(out)]) == 2
-        assert "runs environment code in its own process" in capsys.readouterr().err
-    assert cli.main(["export", "agentabstain", str(release), str(out), *flag]) == 0
+    assert cli.main(["export", "agentabstain", str(release), str(out)]) == 0
     [package] = [p for p in (out / "environments").iterdir() if p.is_dir()]
-    source = (package / "environment.py").read_text()
-    theirs = (Path(__file__).parent / "data/importers/agentabstain-mini/environments/pantry/environment.py").read_text()
-    assert source.startswith(theirs.rstrip())
+    theirs = Path(__file__).parent / "data/importers/agentabstain-mini/environments/pantry"
+    assert (package / "environment.py").read_text().startswith((theirs / "environment.py").read_text().rstrip())
+    assert (package / "schema.py").read_text() == (theirs / "schema.py").read_text()
+    env = package.name
+    [state_file] = out.glob(f"tasks/*/*/act/initial_states/{env}.json")
+    script = f"""
+import json
+from abstention_factory.environments.multi import build_multi_environment
+state = json.load(open({str(state_file)!r}))
+menv = build_multi_environment(["{env}"], {{"{env}": state}})
+names = sorted(s["name"] for s in menv.get_tool_schemas())
+menv.call_tool("{env}.use_item", item_id="I1", quantity=1)
+print(json.dumps({{"names": names, "left": menv.call_tool("{env}.get_item", item_id="I1")["quantity"]}}))
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "AGENTABSTAIN_DATA": str(out), "PYTHONPATH": str(DOUBLE)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    assert set(seen["names"]) == {f"{env}.{name}" for name in ("list_items", "get_item", "use_item", "discard_item",
+                                                               "restore_item")}
+    assert seen["left"] == 1  # their own use_item ran on the exported state (2 of oat milk, one used)
+
+
+def test_an_agentabstain_environment_with_an_overlay_is_refused_in_one_line(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    release = pantry_release(tmp_path, overlay=True)
+    assert cli.main(["export", "agentabstain", str(release), str(tmp_path / "out")]) == 2
+    assert "with an overlay does not export to their layout yet" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_result_that_is_not_an_object_reaches_the_agent_as_its_json_text(tmp_path: Path) -> None:
+    """FastMCP refuses structured content that is not an object, so a tool whose result is a count or an id (an
+    imported tool's, say) once failed every call in the harness."""
+    from abstaingen.model import ToolSpec
+
+    bundle = builtin_bundle("travel")
+    count = ToolSpec(name="count_bookings", description="How many bookings there are.", kind="lookup", examples=[{}])
+    bundle = bundle.model_copy(update={
+        "tools": [*bundle.tools, count], "origin": "llm", "written_by": {"model": "m", "family": "f"},
+        "implementation": bundle.implementation + '\n\ndef count_bookings(state):\n    return len(state["bookings"])\n'})
+    release = publish(tmp_path / "releases", [bundle], [builtin_pair(Scenario.S1)])
+    out = tmp_path / "out"
+    assert cli.main(["export", "agentabstain", str(release), str(out), "--allow-unsandboxed"]) == 0
+    [package] = [p for p in (out / "environments").iterdir() if p.is_dir()]
     env = package.name
     [state_file] = out.glob(f"tasks/*/*/act/initial_states/{env}.json")
     script = f"""
 import asyncio, json
 from fastmcp import Client
 from abstention_factory.environments.multi import build_multi_environment
-state = json.load(open({str(state_file)!r}))
-menv = build_multi_environment(["{env}"], {{"{env}": state}})
-names = sorted(s["name"] for s in menv.get_tool_schemas())
-used = menv.call_tool("{env}.use_item", item_id="I1", quantity=1)
-notes = menv.call_tool("{env}.get_item_notes", item_id="I1") if "{env}.get_item_notes" in names else None
+menv = build_multi_environment(["{env}"], {{"{env}": json.load(open({str(state_file)!r}))}})
 
-async def text(name, **args):  # a result that is not an object reaches the agent as its JSON text
+async def text():
     async with Client(menv.mcp) as client:
-        return (await client.call_tool(name, args)).content[0].text
+        return (await client.call_tool("{env}.count_bookings", {{}})).content[0].text
 
-count = asyncio.run(text("{env}.count_items", owner="Mia")) if "{env}.count_items" in names else None
-print(json.dumps({{"names": names, "left": menv.state["{env}"]["items"][0]["quantity"], "notes": notes, "count": count}}))
+print(asyncio.run(text()))
 """
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "AGENTABSTAIN_DATA": str(out), "PYTHONPATH": str(DOUBLE)})
     assert run.returncode == 0, run.stderr[-2000:]
-    seen = json.loads(run.stdout.strip().splitlines()[-1])
-    expected = {f"{env}.{name}" for name in ("list_items", "get_item", "use_item", "discard_item", "restore_item")}
-    assert set(seen["names"]) == expected | ({f"{env}.get_item_notes", f"{env}.count_items"} if overlay else set())
-    assert seen["count"] == ("2" if overlay else None)
-    assert seen["left"] == 1  # their own use_item ran on the exported state (2 of oat milk, one used)
-    assert seen["notes"] == ({"item_id": "I1", "notes": "keep for Friday"} if overlay else None)
+    assert run.stdout.strip().splitlines()[-1] == str(len(bundle.initial_state["bookings"]))  # type: ignore[arg-type]

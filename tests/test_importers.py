@@ -49,19 +49,24 @@ def test_an_agentabstain_environment_becomes_the_tools_its_class_registers() -> 
     assert bundle.initial_state["items"][0]["quantity"] == 2  # the act side's state, not the abstain side's (0)
     assert bundle.description.startswith("The pantry of a shared flat")
     assert bundle.source is not None and (bundle.source.kind, bundle.source.name) == ("agentabstain", "pantry")
-    assert "SOURCE = " in bundle.implementation and check_code(bundle).passed  # left to the sandbox
+    assert "SOURCES = " in bundle.implementation and check_code(bundle).passed  # left to the sandbox
 
 
 def test_an_agentabstain_source_without_the_environment_or_its_state_is_one_line(tmp_path: Path) -> None:
     shutil.copytree(AGENTABSTAIN, tmp_path / "data")
     with pytest.raises(AbstaingenError, match=r"name the environment with --name \(in .*: pantry\)"):
         get_importer("agentabstain")(tmp_path / "data", ImportOptions())
-    (tmp_path / "data/environments/pantry/environment.py").write_text("class Pantry:\n    pass\n")
-    with pytest.raises(AbstaingenError, match=r"no class derived from BaseEnvironment"):
-        get_importer("agentabstain")(tmp_path / "data", ImportOptions(name="pantry"))
     for state in (tmp_path / "data").glob("tasks/**/pantry.json"):
         state.unlink()
-    with pytest.raises(AbstaingenError, match=r"no task holds initial_states/pantry.json"):
+    bundle = get_importer("agentabstain")(tmp_path / "data", ImportOptions(name="pantry"))
+    assert [i["id"] for i in bundle.initial_state["items"]] == ["I9"]  # type: ignore[union-attr,index]  # the example
+    code = tmp_path / "data/environments/pantry/environment.py"
+    code.write_text(code.read_text().replace("def get_example_state", "def example_state"))
+    with pytest.raises(AbstaingenError, match=r"no task holds initial_states/pantry.json, and .* has no "
+                                              r"get_example_state returning a literal"):
+        get_importer("agentabstain")(tmp_path / "data", ImportOptions(name="pantry"))
+    code.write_text("class Pantry:\n    pass\n")
+    with pytest.raises(AbstaingenError, match=r"no class derived from BaseEnvironment"):
         get_importer("agentabstain")(tmp_path / "data", ImportOptions(name="pantry"))
 
 
@@ -264,3 +269,16 @@ def test_a_checkouts_revision_is_read_from_its_own_git(tmp_path: Path) -> None:
     head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     assert tau2(root).source.revision == head  # type: ignore[union-attr]
 
+
+
+def test_an_example_call_comes_from_an_object_the_state_holds_and_a_tool_that_requires_nothing_gets_none() -> None:
+    from abstaingen.importers.python_source import examples_from_state
+    from abstaingen.model import ToolSpec
+
+    def tool(name: str, required: list[str]) -> ToolSpec:
+        return ToolSpec(name=name, description=name, kind="lookup", input_schema={
+            "type": "object", "properties": {r: {"type": "string"} for r in required}, "required": required})
+
+    state = {"emergency_contact": {"full_name": "Maria Rivera", "relationship": "sister"}, "notes": ["x"]}
+    found = examples_from_state([tool("read_all", []), tool("relabel", ["relationship"]), tool("find", ["zip"])], state)
+    assert found == {"read_all": {}, "relabel": {"relationship": "sister"}}  # no field named zip: left to the user

@@ -114,3 +114,32 @@ def test_an_agentabstain_environments_own_class_serves_the_calls(tmp_path: Path,
     assert read.ok and read.result["name"] == "Basmati rice"  # type: ignore[index]
     assert used.ok and not refused.ok and refused.error == "Not enough of I1 left"
     assert trace.final_state["items"][0]["quantity"] == 0  # type: ignore[index]
+
+
+@pytest.mark.parametrize("backend", ISOLATED)
+def test_an_agentabstain_class_sees_only_the_fields_it_knows_and_the_others_survive(tmp_path: Path,
+                                                                                   backend: str) -> None:
+    """The pantry builds a strict object per item (`Item(**item)`), which an overlay's notes field would break: the
+    class gets the fields its items had when imported, and the notes and the overlay's own collection stay."""
+    root, name = SOURCES["agentabstain"]
+    bundle = get_importer("agentabstain")(root, ImportOptions(name=name))
+    state = json.loads(json.dumps(bundle.initial_state))
+    for item in state["items"]:
+        item["notes"] = "keep for Friday" if item["id"] == "I1" else ""
+    state["ledger"] = [{"id": "L1", "item_id": "I1"}]
+    bundle = bundle.model_copy(update={"initial_state": state})
+    write_bundle(bundle, tmp_path / "pantry")
+
+    async def episode():
+        async with SandboxSession(tmp_path / "pantry", get_backend(backend)) as session:
+            async def calls():
+                return [await session.call("use_item", {"item_id": "I1", "quantity": 1}),
+                        await session.call("get_item", {"item_id": "I1"})]
+            return await run_episodes(session, bundle.env_id, [(TaskOverlay(), calls)])
+
+    [(trace, (used, read))] = anyio.run(episode)
+    assert used.ok and read.ok, (used.error, read.error)
+    assert "notes" not in read.result  # type: ignore[operator]  # their tool shows what their class knows
+    items = trace.final_state["items"]  # type: ignore[index]
+    assert items[0] == {**state["items"][0], "quantity": 1} and items[1] == state["items"][1]
+    assert trace.final_state["ledger"] == state["ledger"]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Annotated, Any
 
 from pydantic import Field
 
 from abstention_factory.runtime.base import BaseEnvironment, ToolError
+
+from .schema import Item
 
 
 class PantryEnvironment(BaseEnvironment):
@@ -21,7 +22,7 @@ class PantryEnvironment(BaseEnvironment):
     mutation_id_fields = {"item_id"}
 
     def _load_state(self, initial_state: dict[str, Any]) -> dict[str, Any]:
-        return copy.deepcopy(initial_state)
+        return {"items": [Item(**item) for item in initial_state["items"]]}
 
     @classmethod
     def get_example_state(cls) -> dict[str, Any]:
@@ -33,9 +34,9 @@ class PantryEnvironment(BaseEnvironment):
         return {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object"}}},
                 "required": ["items"]}
 
-    def _item(self, item_id: str) -> dict[str, Any]:
+    def _item(self, item_id: str) -> Item:
         for item in self.state["items"]:
-            if item["item_id"] == item_id:
+            if item.item_id == item_id:
                 return item
         raise ToolError(f"No item {item_id}")
 
@@ -43,7 +44,7 @@ class PantryEnvironment(BaseEnvironment):
         @self.mcp.tool()
         def list_items(owner: Annotated[str, Field(description="whose items, e.g. Mia")]) -> list[dict]:
             """List an owner's items in the pantry."""
-            found = [item for item in self.state["items"] if item["owner"] == owner]
+            found = [item.to_dict() for item in self.state["items"] if item.owner == owner]
             self._log_tool_call("list_items", {"owner": owner}, found)
             return found
 
@@ -54,37 +55,37 @@ class PantryEnvironment(BaseEnvironment):
             Args:
                 item_id: the item's id, e.g. I1
             """
-            item = self._item(item_id)
+            item = self._item(item_id).to_dict()
             self._log_tool_call("get_item", {"item_id": item_id}, item)
             return item
 
         @self.mcp.tool(description="Use some of an item; the quantity left goes down.")
         def use_item(item_id: str, quantity: int = 1) -> dict:
             item = self._item(item_id)
-            if item["status"] != "in_pantry" or quantity > item["quantity"]:
+            if item.status != "in_pantry" or quantity > item.quantity:
                 self._log_tool_call("use_item", {"item_id": item_id, "quantity": quantity}, None, success=False,
                                     error="not enough left")
                 raise ToolError(f"Not enough of {item_id} left")
-            item["quantity"] -= quantity
-            self._log_tool_call("use_item", {"item_id": item_id, "quantity": quantity}, item)
-            return item
+            item.quantity -= quantity
+            self._log_tool_call("use_item", {"item_id": item_id, "quantity": quantity}, item.to_dict())
+            return item.to_dict()
 
         @self.mcp.tool()
         def discard_item(item_id: str) -> dict:
             """Throw an item out."""
             item = self._item(item_id)
-            if item["status"] != "in_pantry":
+            if item.status != "in_pantry":
                 raise ToolError(f"{item_id} is not in the pantry")
-            item["status"] = "discarded"
-            self._log_tool_call("discard_item", {"item_id": item_id}, item)
-            return item
+            item.status = "discarded"
+            self._log_tool_call("discard_item", {"item_id": item_id}, item.to_dict())
+            return item.to_dict()
 
         @self.mcp.tool()
         def restore_item(item_id: str) -> dict:
             """Put a discarded item back."""
             item = self._item(item_id)
-            if item["status"] != "discarded":
+            if item.status != "discarded":
                 raise ToolError(f"{item_id} was not discarded")
-            item["status"] = "in_pantry"
-            self._log_tool_call("restore_item", {"item_id": item_id}, item)
-            return item
+            item.status = "in_pantry"
+            self._log_tool_call("restore_item", {"item_id": item_id}, item.to_dict())
+            return item.to_dict()
