@@ -21,12 +21,12 @@ from pathlib import Path
 
 from abstaingen.errors import AbstaingenError
 from abstaingen.importers.base import ImportOptions, env_id_for, importer, require_file, source_of
-from abstaingen.importers.python_source import annotation_schema, docstring_parts, examples_from_state
-from abstaingen.model import EnvironmentBundle, JsonValue, ToolKind, ToolSpec
+from abstaingen.importers.python_source import examples_from_state, function_tool
+from abstaingen.model import EnvironmentBundle, ToolKind, ToolSpec
 
 RUNTIME = Path(__file__).with_name("agentabstain_runtime.py")
 COMMIT_KINDS = {"commit", "write", "mutation", "mutate", "action", "create", "update", "delete"}
-_SKIPPED = {"self", "ctx", "context"}  # FastMCP hands a tool its context; the agent never passes it
+_SKIPPED = frozenset({"self", "ctx", "context"})  # FastMCP hands a tool its context; the agent never passes it
 
 
 def _literal(node: ast.expr) -> object:
@@ -67,26 +67,6 @@ def _registration(decorator: ast.expr) -> tuple[str | None, str | None] | None:
     return texts.get("name"), texts.get("description")
 
 
-def _tool(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, description: str | None,
-          kind: ToolKind) -> ToolSpec:
-    summary, described = docstring_parts(ast.get_docstring(function) or "")
-    params = [p for p in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
-              if p.arg not in _SKIPPED]
-    positional = [*function.args.posonlyargs, *function.args.args]
-    defaulted = {p.arg for p in positional[len(positional) - len(function.args.defaults):]}
-    defaulted |= {p.arg for p, d in zip(function.args.kwonlyargs, function.args.kw_defaults, strict=True) if d is not None}
-    properties: dict[str, JsonValue] = {}
-    for param in params:
-        schema = annotation_schema(param.annotation)
-        if param.arg in described:
-            schema["description"] = described[param.arg]
-        properties[param.arg] = schema
-    required: list[JsonValue] = [p.arg for p in params if p.arg not in defaulted]
-    return ToolSpec(name=name, description=description or summary or name.replace("_", " "), kind=kind,
-                    input_schema={"type": "object", "properties": properties, "required": required,
-                                  "additionalProperties": False})
-
-
 def read_environment(source: str, path: Path) -> tuple[str, str, list[ToolSpec]]:
     """The environment class's name, its description and its registered tools (without examples)."""
     tree = ast.parse(source, filename=str(path))
@@ -110,7 +90,7 @@ def read_environment(source: str, path: Path) -> tuple[str, str, list[ToolSpec]]
             declared = str(kinds.get(name, "")).lower() if isinstance(kinds, dict) else ""
             kind = (ToolKind.COMMIT if declared in COMMIT_KINDS or name in mutating else
                     ToolKind.VERIFY if declared == "verify" else ToolKind.LOOKUP)
-            tools.append(_tool(function, name, registered[1], kind))
+            tools.append(function_tool(function, kind, name, registered[1], _SKIPPED))
         if not tools:
             raise AbstaingenError(f"{path}: class {cls.name} registers no tool with @self.mcp.tool() (an environment "
                                   "abstaingen exported is a bundle: import it with `env import bundle`)")

@@ -1,12 +1,13 @@
 """What the importers read from someone else's Python without running it: a parameter's JSON Schema from its
-annotation, a docstring's summary and `Args:`, and example calls taken from the state's fields."""
+annotation, a docstring's summary and `Args:`, a function as a tool, and example calls taken from the state's
+fields."""
 
 from __future__ import annotations
 
 import ast
 import re
 
-from abstaingen.model import JsonValue, ToolSpec
+from abstaingen.model import JsonValue, ToolKind, ToolSpec
 
 _SCALARS = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
 
@@ -64,6 +65,29 @@ def docstring_parts(docstring: str) -> tuple[str, dict[str, str]]:
             elif name and line.strip():
                 args[name] += " " + line.strip()
     return summary, args
+
+
+def function_tool(function: ast.FunctionDef | ast.AsyncFunctionDef, kind: ToolKind, name: str | None = None,
+                  description: str | None = None, skipped: frozenset[str] = frozenset({"self"})) -> ToolSpec:
+    """A function as a tool (without examples): its arguments' schemas from their annotations and the docstring's
+    `Args:`, those without a default required; its description given, else the docstring's summary."""
+    summary, described = docstring_parts(ast.get_docstring(function) or "")
+    arguments = function.args
+    params = [p for p in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs] if p.arg not in skipped]
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaulted = {p.arg for p in positional[len(positional) - len(arguments.defaults):]}
+    defaulted |= {p.arg for p, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d is not None}
+    properties: dict[str, JsonValue] = {}
+    for param in params:
+        schema = annotation_schema(param.annotation)
+        if param.arg in described:
+            schema["description"] = described[param.arg]
+        properties[param.arg] = schema
+    required: list[JsonValue] = [p.arg for p in params if p.arg not in defaulted]
+    name = name or function.name
+    return ToolSpec(name=name, description=description or summary or name.replace("_", " "), kind=kind,
+                    input_schema={"type": "object", "properties": properties, "required": required,
+                                  "additionalProperties": False})
 
 
 def examples_from_state(tools: list[ToolSpec], state: dict[str, JsonValue]) -> dict[str, dict[str, JsonValue]]:

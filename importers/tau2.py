@@ -20,7 +20,7 @@ from typing import Any
 
 from abstaingen.errors import AbstaingenError
 from abstaingen.importers.base import ImportOptions, env_id_for, importer, require_file, source_of
-from abstaingen.importers.python_source import annotation_schema, docstring_parts, examples_from_state
+from abstaingen.importers.python_source import examples_from_state, function_tool
 from abstaingen.model import EnvironmentBundle, JsonValue, ToolKind, ToolSpec
 
 RUNTIME = Path(__file__).with_name("tau2_runtime.py")
@@ -47,21 +47,7 @@ def read_toolkit(source: str, path: Path) -> tuple[str, list[ToolSpec]]:
                               and isinstance(d.func, ast.Name) and d.func.id == "is_tool"), None)
             if decorator is None or not isinstance(method, ast.FunctionDef):
                 continue
-            summary, described = docstring_parts(ast.get_docstring(method) or "")
-            params = method.args.args[1:]  # after self
-            defaults = dict(zip([p.arg for p in params][len(params) - len(method.args.defaults):], method.args.defaults,
-                                strict=True))
-            properties: dict[str, JsonValue] = {}
-            for param in params:
-                schema = annotation_schema(param.annotation)
-                if param.arg in described:
-                    schema["description"] = described[param.arg]
-                properties[param.arg] = schema
-            required: list[JsonValue] = [p.arg for p in params if p.arg not in defaults]
-            tools.append(ToolSpec(name=method.name, description=summary or method.name.replace("_", " "),
-                                  kind=_kind(decorator),
-                                  input_schema={"type": "object", "properties": properties, "required": required,
-                                                "additionalProperties": False}))
+            tools.append(function_tool(method, _kind(decorator)))
         if tools:
             return node.name, tools
     raise AbstaingenError(f"{path}: no class with @is_tool methods (is this a tau2 domain's tools.py?)")
