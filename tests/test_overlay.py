@@ -18,6 +18,7 @@ from abstaingen.importers import ImportOptions, get_importer
 from abstaingen.model import EnvironmentBundle
 from abstaingen.providers.repair import RepairLog
 from abstaingen.sandboxes.backends import get_backend
+from abstaingen.sandboxes.kept import KeptSessions
 from abstaingen.validators.code_gate import check_code
 from abstaingen.validators.policy import names_record
 from abstaingen.validators.validate import check_candidate_environment
@@ -119,9 +120,16 @@ def shop() -> EnvironmentBundle:
 
 def extend(standin: StandIn, backend: str) -> tuple[EnvironmentBundle | Exception, RepairLog]:
     log = RepairLog()
-    result = run_stage(standin, lambda caller: extend_environment(caller, "writer", shop(), get_backend(backend),
-                                                                  2, log, {"model": "stand-in-1"}))
-    return result, log
+    sessions = KeptSessions(get_backend(backend))
+
+    async def work(caller):  # noqa: ANN001, ANN202
+        try:
+            return await extend_environment(caller, "writer", shop(), get_backend(backend), sessions, 2, log,
+                                            {"model": "stand-in-1"})
+        finally:
+            await sessions.aclose()
+
+    return run_stage(standin, work), log
 
 
 def test_what_extend_state_added_is_named_and_anything_else_it_did_is_a_problem() -> None:

@@ -170,12 +170,11 @@ async def apply_overlay(bundle: EnvironmentBundle, candidate: OverlayDraft, back
 
 def needed(bundle: EnvironmentBundle) -> dict[str, str]:
     """The scenarios the bundle cannot carry, each with what it needs (the environment prompt's words)."""
-    lacking = {line.split(" ", 2)[1] for line in missing_scenarios(bundle)}
-    return {f"{s.value} ({SCENARIOS[s].name})": n.environment for s, n in NEEDS.items() if s.value in lacking}
+    return {f"{s.value} ({SCENARIOS[s].name})": n.environment for s, n in NEEDS.items() if n.missing(bundle)}
 
 
 async def extend_environment(caller: Caller, model_key: str, bundle: EnvironmentBundle, backend: SandboxBackend,
-                             max_rounds: int = 2, log: RepairLog | None = None,
+                             sessions: KeptSessions, max_rounds: int = 2, log: RepairLog | None = None,
                              written_by: dict[str, str] | None = None) -> EnvironmentBundle:
     """The imported bundle with an overlay that passed the code gate and the environment checks in `backend`,
     carrying as many of the scenarios it could not carry as the model managed; the bundle itself when it
@@ -196,10 +195,7 @@ async def extend_environment(caller: Caller, model_key: str, bundle: Environment
     async def scenarios(candidate: OverlayDraft) -> list[str]:
         return missing_scenarios(applied[candidate.model_dump_json()])
 
-    try:
-        tried = await tried_examples(bundle, KeptSessions(backend))
-    except SandboxError:
-        tried = {}
+    tried = await tried_examples(bundle, sessions)  # {} when the sandbox fails: the prompt shows the tools without
     prompt = render(STAGE, schema=json.dumps(strict_schema(OverlayDraft)), needs=needed(bundle),
                     lacking=missing_scenarios(bundle), today=TODAY.isoformat(), max_tools=MAX_TOOLS, extend=EXTEND,
                     forbidden=sorted(n for n in FORBIDDEN_NAMES if not n.startswith("__")), domain=bundle.domain,

@@ -85,7 +85,7 @@ class LlmGenerator:
         """An imported bundle with an overlay for the scenarios it cannot carry (`abstaingen env overlay`);
         the llm backend's alone, since only a model can say what someone else's environment leaves unstated."""
         return await self._run(overlay.STAGE, overlay.extend_environment(
-            self.caller, self.model_key, bundle, self.backend, self.rounds, self.log,
+            self.caller, self.model_key, bundle, self.backend, self.sessions, self.rounds, self.log,
             {"model": self.model.name, "family": self.model.family, "prompt": template_hash(overlay.STAGE)}))
 
     async def write_positive_task(self, bundle: EnvironmentBundle, scenario: Scenario, variant: int,
