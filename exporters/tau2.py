@@ -106,10 +106,6 @@ def database_update(bundle: EnvironmentBundle, side: TaskVariant) -> tuple[dict[
     return update, None
 
 
-def overlay_calls(side: TaskVariant, bundle: EnvironmentBundle, tools: set[str]) -> set[str]:
-    return {n.tool for n in side.reference_dag.nodes if n.tool in tools}
-
-
 def dropped(side: TaskVariant, bundle: EnvironmentBundle, tools: set[str]) -> list[str]:
     """The overlay's lookups the side calls only to follow the overlay's rules (a notes lookup, a second system's
     copy): tau2's agent has neither those tools nor those rules, so the task leaves them out. A lookup whose result
@@ -131,7 +127,8 @@ def left_out_because(pair: TaskPair, bundle: EnvironmentBundle) -> str | None:
     for side in (pair.act, pair.abstain):
         if side.overlay.hidden_tools or side.overlay.broken_tools:
             return f"its {side.task_type} side hides or breaks tools"
-        if used := sorted(overlay_calls(side, bundle, tools) - set(dropped(side, bundle, tools))):
+        called = {n.tool for n in side.reference_dag.nodes if n.tool in tools}
+        if used := sorted(called - set(dropped(side, bundle, tools))):
             return f"its {side.task_type} side depends on {used[0]}, a tool the overlay added"
         if (reason := database_update(bundle, side)[1]) is not None:
             return f"its {side.task_type} side: {reason}"

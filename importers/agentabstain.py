@@ -32,7 +32,7 @@ _SKIPPED = frozenset({"self", "ctx", "context"})  # FastMCP hands a tool its con
 def _literal(node: ast.expr) -> object:
     try:
         return ast.literal_eval(node)
-    except ValueError:
+    except (ValueError, TypeError, SyntaxError, RecursionError):  # not a literal: `set()`, a call, a name
         return None
 
 
