@@ -16,7 +16,6 @@ while and then works are left out: the harness breaks a tool for good.
 
 from __future__ import annotations
 
-import ast
 import json
 import keyword
 import re
@@ -29,6 +28,7 @@ import yaml
 from abstaingen.errors import AbstaingenError
 from abstaingen.exporters.agentabstain_multi import class_name
 from abstaingen.exporters.base import ExportOptions, ExportReport, ReleaseContents, exporter
+from abstaingen.importers.agentabstain import their_package
 from abstaingen.model import Deliverable, EnvironmentBundle, Scenario, TaskPair, TaskVariant
 from abstaingen.model.perturbation import SCENARIOS, DistinctInterpretationsWitness
 from abstaingen.model.task import apply_state_patch
@@ -148,23 +148,6 @@ def _metadata(pair: TaskPair, category: str, env: str, contents: ReleaseContents
                 "validated_by": [c.name for c in pair.validation.checks if c.passed],
                 "judged_by": pair.validation.judged_by,
                 "source": f"{contents.manifest.name} {contents.manifest.version}", "canary": pair.canary}}
-
-
-def their_package(bundle: EnvironmentBundle) -> tuple[dict[str, str], str] | None:
-    """For an environment `env import agentabstain` read: its package's files as they were read (file name ->
-    source) and its class's name, both read from the implementation, not run; None for any other."""
-    if bundle.source is None or bundle.source.kind != "agentabstain":
-        return None
-    start = bundle.implementation.find("\nSOURCES = ")
-    if start < 0:
-        return None
-    sources, _ = json.JSONDecoder().raw_decode(bundle.implementation, start + len("\nSOURCES = "))
-    files = {f"{name.rpartition('.')[2]}.py": text for name, text in sources.items()}
-    for node in ast.parse(files.get("environment.py", "")).body:
-        if isinstance(node, ast.ClassDef) and any(getattr(b, "id", getattr(b, "attr", "")) == "BaseEnvironment"
-                                                  for b in node.bases):
-            return files, node.name
-    return None
 
 
 def _write_theirs(folder: Path, bundle: EnvironmentBundle, env: str, files: dict[str, str], theirs: str) -> None:

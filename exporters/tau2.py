@@ -23,9 +23,7 @@ a field or collection the overlay added, or a record the side adds or removes.
 
 from __future__ import annotations
 
-import ast
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +31,7 @@ import anyio
 
 from abstaingen.errors import AbstaingenError
 from abstaingen.exporters.base import ExportOptions, ExportReport, ReleaseContents, exporter
+from abstaingen.importers.tau2 import keyed_collections
 from abstaingen.model import (
     Deliverable,
     EnvironmentBundle,
@@ -55,17 +54,6 @@ USER_ACT = ("Ask the agent for what your request says, in your own words, giving
 USER_ABSTAIN = ("Ask the agent for what your request says, in your own words, giving only the details it states: you "
                 "know nothing more. If the agent asks you to choose, confirm or clarify anything your request does "
                 "not settle, say you are not sure and end the conversation.")
-
-
-def keyed_collections(bundle: EnvironmentBundle) -> dict[str, bool]:
-    """The collections the domain's database keys by id (and whether their records hold their own "id"), as
-    the importer wrote them into the implementation (read, not run)."""
-    found = re.search(r"^KEYED = (\{.*\})$", bundle.implementation, re.M)
-    keyed = ast.literal_eval(found.group(1)) if found else None
-    if not isinstance(keyed, dict):
-        raise AbstaingenError(f"environment {bundle.env_id}: its implementation names no KEYED collections "
-                              "(not one `env import tau2` wrote)")
-    return keyed
 
 
 def _added(bundle: EnvironmentBundle) -> tuple[set[str], set[str], set[str]]:

@@ -17,8 +17,9 @@ def get_importer(kind: str) -> EnvImporter:
 
 
 def importer_kinds() -> list[str]:
+    """The kinds by name, whatever order their modules were first imported in (an exporter imports some)."""
     _load_builtin_importers()
-    return list(IMPORTERS)
+    return sorted(IMPORTERS)
 
 
 def _load_builtin_importers() -> None:

@@ -149,6 +149,23 @@ def _data_folder(root: Path) -> Path:
                           "abstention_factory/)")
 
 
+def their_package(bundle: EnvironmentBundle) -> tuple[dict[str, str], str] | None:
+    """For an environment `env import agentabstain` read: its package's files as they were read (file name ->
+    source) and its class's name, both read from the implementation, not run; None for any other."""
+    if bundle.source is None or bundle.source.kind != "agentabstain":
+        return None
+    start = bundle.implementation.find("\nSOURCES = ")
+    if start < 0:
+        return None
+    sources, _ = json.JSONDecoder().raw_decode(bundle.implementation, start + len("\nSOURCES = "))
+    files = {f"{name.rpartition('.')[2]}.py": text for name, text in sources.items()}
+    for node in ast.parse(files.get("environment.py", "")).body:
+        if isinstance(node, ast.ClassDef) and any(getattr(b, "id", getattr(b, "attr", "")) == "BaseEnvironment"
+                                                  for b in node.bases):
+            return files, node.name
+    return None
+
+
 @importer("agentabstain")
 def import_agentabstain(root: Path, options: ImportOptions) -> EnvironmentBundle:
     data = _data_folder(root)

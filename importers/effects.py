@@ -12,6 +12,7 @@ from abstaingen.model.task import record_changes
 from abstaingen.sandboxes.backends import SandboxBackend
 from abstaingen.sandboxes.session import SandboxSession, calling, run_episodes
 from abstaingen.store import bundle_in_scratch
+from abstaingen.validators.environment_checks import args_for, then_call
 
 PREFERRED = ("status", "state")  # of several fields a call changes, the one that says what happened to the record
 
@@ -37,12 +38,11 @@ class Derived(NamedTuple):
     undone_by: dict[str, str]  # commit -> the commit that, called after it, brought the state back
 
 
-def _undo_arguments(commit: ToolSpec, undo: ToolSpec) -> dict[str, JsonValue] | None:
-    """The commit's example arguments the undo takes, when they are all it requires."""
-    properties = undo.input_schema.get("properties")
+def _undoes_with(commit: ToolSpec, undo: ToolSpec) -> bool:
+    """Whether the commit's example holds every argument the undo requires (as the reversibility check calls it)."""
     required = undo.input_schema.get("required")
-    taken = {k: v for k, v in commit.examples[0].items() if isinstance(properties, dict) and k in properties}
-    return taken if isinstance(required, list) and required and set(map(str, required)) <= set(taken) else None
+    given = args_for(undo, commit.examples[0])
+    return isinstance(required, list) and bool(required) and set(map(str, required)) <= set(given)
 
 
 async def derive(bundle: EnvironmentBundle, backend: SandboxBackend) -> Derived:
@@ -51,28 +51,22 @@ async def derive(bundle: EnvironmentBundle, backend: SandboxBackend) -> Derived:
     brings the state back exactly (as the environment checks' reversibility check calls it)."""
     commits = [t for t in bundle.tools if t.kind == ToolKind.COMMIT and t.examples]
     undone = {t.undone_by for t in bundle.tools if t.undone_by}
-    tried = [(commit, undo, arguments) for commit in commits if commit.undone_by is None and commit.name not in undone
-             for undo in commits if undo is not commit and (arguments := _undo_arguments(commit, undo)) is not None]
+    tried = [(commit, undo) for commit in commits if commit.undone_by is None and commit.name not in undone
+             for undo in commits if undo is not commit and _undoes_with(commit, undo)]
     alone = [t for t in commits if t.effect is None]
-
-    def both(commit: ToolSpec, undo: ToolSpec, arguments: dict[str, JsonValue]):  # noqa: ANN202
-        async def call():  # noqa: ANN202
-            first = await calling(session, commit.name, commit.examples[0])()
-            return first.ok and (await calling(session, undo.name, arguments)()).ok
-        return call
-
     with bundle_in_scratch(bundle) as folder:
         async with SandboxSession(folder, backend) as session:
             done = await run_episodes(session, bundle.env_id, [(TaskOverlay(), calling(session, t.name, t.examples[0]))
                                                                for t in alone])
-            undone_runs = await run_episodes(session, bundle.env_id, [(TaskOverlay(), both(*trial)) for trial in tried])
+            undone_runs = await run_episodes(session, bundle.env_id, [
+                (TaskOverlay(), then_call(session, commit, undo, commit.examples[0])) for commit, undo in tried])
     effects = {}
     for tool, (trace, outcome) in zip(alone, done, strict=True):
         if outcome.ok and (effect := effect_of(bundle.initial_state, trace.final_state, tool.examples[0])):
             effects[tool.name] = effect
     undone_by: dict[str, str] = {}
-    for (commit, undo, _), (trace, ok) in zip(tried, undone_runs, strict=True):
-        if ok and commit.name not in undone_by and undo.name not in undone_by and trace.final_state == bundle.initial_state:
+    for (commit, undo), (trace, (done_first, done_second)) in zip(tried, undone_runs, strict=True):
+        if done_first.ok and done_second.ok and commit.name not in undone_by and undo.name not in undone_by and trace.final_state == bundle.initial_state:
             undone_by[commit.name] = undo.name
     return Derived(effects, undone_by)
 

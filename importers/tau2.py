@@ -116,6 +116,17 @@ def _implementation(domain: str, sources: dict[str, str], toolkit: str, database
             f"install(SOURCES)\n\n\n{handlers}\n")
 
 
+def keyed_collections(bundle: EnvironmentBundle) -> dict[str, bool]:
+    """The collections the domain's database keys by id (and whether their records hold their own "id"), as
+    the importer wrote them into the implementation (read, not run)."""
+    found = re.search(r"^KEYED = (\{.*\})$", bundle.implementation, re.M)
+    keyed = ast.literal_eval(found.group(1)) if found else None
+    if not isinstance(keyed, dict):
+        raise AbstaingenError(f"environment {bundle.env_id}: its implementation names no KEYED collections "
+                              "(not one `env import tau2` wrote)")
+    return keyed
+
+
 @importer("tau2")
 def import_tau2(root: Path, options: ImportOptions) -> EnvironmentBundle:
     domain = options.name

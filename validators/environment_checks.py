@@ -21,16 +21,16 @@ from abstaingen.sandboxes.session import CallOutcome, SandboxSession, calling, r
 CHECKS = ("env_callable", "env_read_only", "env_commit_changes", "env_deterministic", "env_reversibility")
 
 
-def _args_for(tool: ToolSpec, example: dict[str, JsonValue]) -> dict[str, JsonValue]:
+def args_for(tool: ToolSpec, example: dict[str, JsonValue]) -> dict[str, JsonValue]:
     """The example's arguments that `tool` takes (an undo gets the record its action changed)."""
     properties = tool.input_schema.get("properties", {})
     return {k: v for k, v in example.items() if isinstance(properties, dict) and k in properties}
 
 
-def _then(session: SandboxSession, first: ToolSpec, second: ToolSpec,
+def then_call(session: SandboxSession, first: ToolSpec, second: ToolSpec,
           args: dict[str, JsonValue]) -> Callable[[], Awaitable[tuple[CallOutcome, CallOutcome]]]:
     async def both() -> tuple[CallOutcome, CallOutcome]:
-        return await session.call(first.name, args), await session.call(second.name, _args_for(second, args))
+        return await session.call(first.name, args), await session.call(second.name, args_for(second, args))
     return both
 
 
@@ -43,7 +43,7 @@ async def check_environment(session: SandboxSession, bundle: EnvironmentBundle) 
     pairs = [(tool, bundle.tool(tool.undone_by)) for tool in commits if tool.undone_by]
     pairs += [(tool, other) for tool in commits if bundle.irreversible(tool.name)
               for other in commits if other.name != tool.name]
-    sequences = await run_episodes(session, bundle.env_id, [(TaskOverlay(), _then(session, first, second, first.examples[0]))
+    sequences = await run_episodes(session, bundle.env_id, [(TaskOverlay(), then_call(session, first, second, first.examples[0]))
                                                             for first, second in pairs])
 
     problems: dict[str, list[str]] = {name: [] for name in CHECKS}
